@@ -1,0 +1,20 @@
+// Two projects so either can run alone: `unit` (pure logic, no containers) and
+// `integration` (a real Kafka broker started once by Testcontainers in globalSetup).
+const transform = { '^.+\\.tsx?$': ['@swc/jest', { jsc: { target: 'es2022' } }] };
+// Tests import workspace packages from their TypeScript sources, no build needed.
+const moduleNameMapper = { '^@state-relay/([a-z-]+)$': '<rootDir>/packages/$1/src/index.ts' };
+const common = { transform, moduleNameMapper, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'] };
+
+module.exports = {
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{packages,services}/*/test/**/*.test.ts'] },
+    {
+      ...common,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/{packages,services}/*/test/**/*.itest.ts', '<rootDir>/test/**/*.itest.ts'],
+      globalSetup: '<rootDir>/packages/testkit/src/jest/global-setup.ts',
+      globalTeardown: '<rootDir>/packages/testkit/src/jest/global-teardown.ts',
+      setupFilesAfterEnv: ['<rootDir>/packages/testkit/src/jest/integration-timeout.ts'],
+    },
+  ],
+};

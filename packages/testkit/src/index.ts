@@ -1,0 +1,16 @@
+export { startKafka } from './kafka-container';
+export type { KafkaContainerOptions, StartedKafka } from './kafka-container';
+export { kafkaImage, KAFKA_VERSION } from './images';
+export { kafkaClient, createTopics, readTopic } from './kafka';
+export type { TopicSpec, ConsumedRecord, ReadTopicOptions } from './kafka';
+export { uniqueName } from './names';
+export { waitUntil } from './wait';
+export type { WaitOptions } from './wait';
+export { freePort } from './free-port';
+
+/** Bootstrap servers of this test run's shared broker (set by the integration globalSetup). */
+export function testBrokers(): string[] {
+  const brokers = process.env.STATE_RELAY_TEST_BROKERS;
+  if (!brokers) throw new Error('STATE_RELAY_TEST_BROKERS is not set: run integration tests through jest --selectProjects integration');
+  return brokers.split(',');
+}

@@ -1,0 +1,100 @@
+import { Admin, Kafka, KafkaMessage, logLevel } from 'kafkajs';
+import { waitUntil } from './wait';
+
+process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
+
+export function kafkaClient(brokers: string[], clientId = 'state-relay-test'): Kafka {
+  return new Kafka({ clientId, brokers, logLevel: logLevel.ERROR, retry: { retries: 8 } });
+}
+
+export interface TopicSpec {
+  topic: string;
+  partitions?: number;
+  compacted?: boolean;
+}
+
+export async function createTopics(admin: Admin, specs: TopicSpec[]): Promise<void> {
+  await admin.createTopics({
+    waitForLeaders: true,
+    topics: specs.map((s) => ({
+      topic: s.topic,
+      numPartitions: s.partitions ?? 1,
+      replicationFactor: 1,
+      configEntries: s.compacted ? [{ name: 'cleanup.policy', value: 'compact' }] : [],
+    })),
+  });
+}
+
+export interface ConsumedRecord {
+  topic: string;
+  partition: number;
+  offset: string;
+  key: string | null;
+  value: string | null;
+  headers: Record<string, string>;
+}
+
+function toRecord(topic: string, partition: number, m: KafkaMessage): ConsumedRecord {
+  const headers: Record<string, string> = {};
+  for (const [name, v] of Object.entries(m.headers ?? {})) {
+    if (v !== undefined) headers[name] = Array.isArray(v) ? v.map(String).join(',') : String(v);
+  }
+  return {
+    topic,
+    partition,
+    offset: m.offset,
+    key: m.key ? m.key.toString('utf8') : null,
+    value: m.value ? m.value.toString('utf8') : null,
+    headers,
+  };
+}
+
+export interface ReadTopicOptions {
+  /** Stop once this many records arrived (fails at the deadline with how many did). */
+  count?: number;
+  /** Without `count`: read until the topic's end offsets seen at the start. */
+  isolation?: 'read_committed' | 'read_uncommitted';
+  timeoutMs?: number;
+}
+
+/**
+ * Reads a topic from the beginning with a throw-away group: until `count` records arrived,
+ * or, without a count, up to the end offsets the topic had when the call started.
+ */
+export async function readTopic(kafka: Kafka, topic: string, opts: ReadTopicOptions = {}): Promise<ConsumedRecord[]> {
+  const readUncommitted = opts.isolation === 'read_uncommitted';
+  const admin = kafka.admin();
+  await admin.connect();
+  const ends = await admin.fetchTopicOffsets(topic);
+  await admin.disconnect();
+  const groupId = `read-${topic}-${Math.random().toString(36).slice(2)}`;
+  const consumer = kafka.consumer({ groupId, readUncommitted, maxWaitTimeInMs: 100 });
+  const records: ConsumedRecord[] = [];
+  const next = new Map<number, bigint>();
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topic, fromBeginning: true });
+    // Batches holding only transaction markers or aborted records never reach eachBatch;
+    // the end-of-batch event still reports how far the consumer got.
+    consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+      next.set(payload.partition, BigInt(payload.lastOffset) + 1n);
+    });
+    await consumer.run({
+      eachBatch: async ({ batch }) => {
+        for (const m of batch.messages) records.push(toRecord(batch.topic, batch.partition, m));
+      },
+    });
+    const done = () => {
+      if (opts.count !== undefined) return records.length >= opts.count;
+      return ends.every((e) => BigInt(e.high) === 0n || (next.get(e.partition) ?? 0n) >= BigInt(e.high));
+    };
+    await waitUntil(() => done(), {
+      timeoutMs: opts.timeoutMs ?? 30_000,
+      intervalMs: 50,
+      message: `${opts.count ?? 'end of'} records on ${topic} (got ${records.length})`,
+    });
+  } finally {
+    await consumer.disconnect();
+  }
+  return records;
+}

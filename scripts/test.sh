@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The one test command: sets up everything a fresh machine lacks (pnpm, dependencies, the
+# container runtime, images), then runs every test — unit, integration, end-to-end — and
+# ends with "N passed, M failed".
+#   bash scripts/test.sh            every test
+#   bash scripts/test.sh unit       unit tests only (no containers)
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+what=${1:-all}
+start=$(date +%s)
+
+bash scripts/setup.sh
+
+results="$root/.state-relay/jest-results.json"
+mkdir -p "$root/.state-relay"
+rm -f "$results"
+status=0
+if [ "$what" = unit ]; then
+  pnpm exec jest --selectProjects unit --json --outputFile="$results" || status=$?
+else
+  # One broker for the whole run (jest globalSetup); files run one at a time on 2 cores.
+  bash scripts/with-runtime.sh pnpm exec jest --runInBand --json --outputFile="$results" || status=$?
+fi
+
+node -e '
+const fs = require("fs");
+const file = process.argv[1];
+if (!fs.existsSync(file)) { console.log("0 passed, 1 failed (jest wrote no results)"); process.exit(1); }
+const r = JSON.parse(fs.readFileSync(file, "utf8"));
+const failedSuites = r.testResults.filter((t) => t.status === "failed" && t.assertionResults.length === 0).length;
+console.log(`\n${r.numPassedTests} passed, ${r.numFailedTests + failedSuites} failed`);
+' "$results"
+echo "(tests took $(( $(date +%s) - start )) s)" >&2
+exit $status
