@@ -4,7 +4,9 @@ import { waitUntil } from './wait';
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 
 export function kafkaClient(brokers: string[], clientId = 'state-relay-test'): Kafka {
-  return new Kafka({ clientId, brokers, logLevel: logLevel.ERROR, retry: { retries: 8 } });
+  // kafkajs logs every retried connection error; tests assert on outcomes, so keep it quiet unless asked.
+  const level = process.env.STATE_RELAY_TEST_KAFKA_LOG ? logLevel.INFO : logLevel.NOTHING;
+  return new Kafka({ clientId, brokers, logLevel: level, retry: { retries: 8 } });
 }
 
 export interface TopicSpec {

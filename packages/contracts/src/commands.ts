@@ -1,0 +1,30 @@
+import type { Action, Condition } from '@state-relay/rules';
+import { checkKeyMatches, readFiniteNumber, readObject, readOptionalNonNegativeInteger, readString } from './fields';
+import { decodeJsonObject, decodeKey, encodeJson } from './json';
+import { MAX_ID_LENGTH, type UpdateCommand } from './types';
+
+/**
+ * A commands-topic record. Validates the envelope only: `condition` and `action` must be
+ * objects, but their grammar is checked by the processor, which answers `invalid` (a
+ * result the scan can count) instead of dead-lettering.
+ */
+export function decodeCommand(key: Buffer | null, value: Buffer | null): UpdateCommand {
+  const messageKey = decodeKey(key);
+  const obj = decodeJsonObject(value);
+  const command: UpdateCommand = {
+    commandId: readString(obj, 'commandId', MAX_ID_LENGTH),
+    scanId: readString(obj, 'scanId', MAX_ID_LENGTH),
+    key: checkKeyMatches(obj, messageKey),
+    asOf: readFiniteNumber(obj, 'asOf'),
+    condition: readObject(obj, 'condition') as Condition,
+    action: readObject(obj, 'action') as Action,
+    issuedAt: readFiniteNumber(obj, 'issuedAt'),
+  };
+  const expectedVersion = readOptionalNonNegativeInteger(obj, 'expectedVersion');
+  if (expectedVersion !== undefined) command.expectedVersion = expectedVersion;
+  return command;
+}
+
+export function encodeCommand(command: UpdateCommand): Buffer {
+  return encodeJson(command);
+}

@@ -1,0 +1,20 @@
+export {
+  COMMAND_OUTCOMES,
+  MAX_EVENT_TYPE_LENGTH,
+  MAX_ID_LENGTH,
+  MAX_JSON_DEPTH,
+  MAX_KEY_BYTES,
+  MAX_REMEMBERED_COMMAND_IDS,
+  MAX_VALUE_BYTES,
+} from './types';
+export type { CommandOutcome, CommandResult, DomainEvent, StoredEntity, UpdateCommand } from './types';
+export { DECODE_ERROR_CODES, DecodeError, isDecodeError } from './errors';
+export type { DecodeErrorCode } from './errors';
+export { decodeKey, encodeJson } from './json';
+export { decodeEvent, encodeEvent } from './events';
+export { decodeCommand, encodeCommand } from './commands';
+export { decodeCommandResult, encodeCommandResult } from './results';
+export { changelogTopicName, decodeStoredEntity, encodeStoredEntity } from './changelog';
+export { commandIdFor } from './command-id';
+export { DEAD_LETTER_HEADERS, deadLetterRecord } from './dead-letter';
+export type { DeadLetterMessage, DeadLetterSource, HeaderValue, MessageHeaders } from './dead-letter';

@@ -1,0 +1,34 @@
+import {
+  checkKeyMatches,
+  readFiniteNumber,
+  readOneOf,
+  readOptionalNonNegativeInteger,
+  readOptionalString,
+  readString,
+} from './fields';
+import { decodeJsonObject, decodeKey, encodeJson } from './json';
+import { COMMAND_OUTCOMES, MAX_ID_LENGTH, type CommandResult } from './types';
+
+/** Reasons are ours, but cap them so a result never grows without bound. */
+const MAX_REASON_LENGTH = 4096;
+
+export function decodeCommandResult(key: Buffer | null, value: Buffer | null): CommandResult {
+  const messageKey = decodeKey(key);
+  const obj = decodeJsonObject(value);
+  const result: CommandResult = {
+    commandId: readString(obj, 'commandId', MAX_ID_LENGTH),
+    scanId: readString(obj, 'scanId', MAX_ID_LENGTH),
+    key: checkKeyMatches(obj, messageKey),
+    outcome: readOneOf(obj, 'outcome', COMMAND_OUTCOMES),
+    processedAt: readFiniteNumber(obj, 'processedAt'),
+  };
+  const reason = readOptionalString(obj, 'reason', MAX_REASON_LENGTH);
+  if (reason !== undefined) result.reason = reason;
+  const version = readOptionalNonNegativeInteger(obj, 'version');
+  if (version !== undefined) result.version = version;
+  return result;
+}
+
+export function encodeCommandResult(result: CommandResult): Buffer {
+  return encodeJson(result);
+}

@@ -1,0 +1,48 @@
+export const KafkaRuntimeErrorCodes = {
+  TOPICS_NOT_CO_PARTITIONED: 'TOPICS_NOT_CO_PARTITIONED',
+  TOPIC_CONFIG_CONFLICT: 'TOPIC_CONFIG_CONFLICT',
+  RESTORE_FAILED: 'RESTORE_FAILED',
+  PRODUCER_FENCED: 'PRODUCER_FENCED',
+} as const;
+export type KafkaRuntimeErrorCode = (typeof KafkaRuntimeErrorCodes)[keyof typeof KafkaRuntimeErrorCodes];
+
+export class KafkaRuntimeError extends Error {
+  readonly code: KafkaRuntimeErrorCode;
+  readonly retriable: boolean;
+  constructor(code: KafkaRuntimeErrorCode, message: string, options: { cause?: unknown; retriable?: boolean } = {}) {
+    super(message, { cause: options.cause });
+    this.name = 'KafkaRuntimeError';
+    this.code = code;
+    this.retriable = options.retriable ?? false;
+  }
+}
+
+/** The two inputs of a task must have the same partition count; refusing to start is the only safe answer. */
+export class NotCoPartitionedError extends KafkaRuntimeError {
+  constructor(readonly counts: Record<string, number>) {
+    super(
+      KafkaRuntimeErrorCodes.TOPICS_NOT_CO_PARTITIONED,
+      `input topics must be co-partitioned (same partition count), but ${Object.entries(counts)
+        .map(([t, n]) => `${t} has ${n}`)
+        .join(' and ')}`,
+    );
+  }
+}
+
+const FENCED_TYPES = new Set(['INVALID_PRODUCER_EPOCH', 'PRODUCER_FENCED', 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED']);
+
+/**
+ * True when another producer with our transactional id took over (the task moved): the
+ * only correct reaction is to drop the task's uncommitted work, never to retry.
+ */
+export function isFencedError(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && depth < 5; depth++) {
+    const type = (e as { type?: unknown }).type;
+    if (typeof type === 'string' && FENCED_TYPES.has(type)) return true;
+    const msg = (e as { message?: unknown }).message;
+    // kafkajs wraps some broker errors without their type; its fencing text is stable.
+    if (typeof msg === 'string' && /producer.*(fenced|epoch)/i.test(msg)) return true;
+    e = (e as { cause?: unknown }).cause ?? (e as { originalError?: unknown }).originalError;
+  }
+  return false;
+}

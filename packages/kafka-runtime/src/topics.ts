@@ -1,0 +1,56 @@
+import { Admin, ITopicConfig } from 'kafkajs';
+import { NotCoPartitionedError } from './errors';
+
+export interface TopicRequirement {
+  topic: string;
+  partitions: number;
+  compacted?: boolean;
+  /** Extra topic configs, e.g. retention. */
+  configs?: Record<string, string>;
+  replicationFactor?: number;
+}
+
+/** Creates the topics that do not exist yet; existing ones are left as they are. Returns the ones created. */
+export async function ensureTopics(admin: Admin, required: TopicRequirement[]): Promise<string[]> {
+  const existing = new Set(await admin.listTopics());
+  const missing: ITopicConfig[] = required
+    .filter((r) => !existing.has(r.topic))
+    .map((r) => ({
+      topic: r.topic,
+      numPartitions: r.partitions,
+      replicationFactor: r.replicationFactor ?? 1,
+      configEntries: [
+        ...(r.compacted ? [{ name: 'cleanup.policy', value: 'compact' }] : []),
+        ...Object.entries(r.configs ?? {}).map(([name, value]) => ({ name, value })),
+      ],
+    }));
+  if (missing.length > 0) {
+    try {
+      await admin.createTopics({ topics: missing, waitForLeaders: true });
+    } catch (err) {
+      // Another instance may have created them in the meantime; that is fine.
+      if ((err as { type?: string }).type !== 'TOPIC_ALREADY_EXISTS') throw err;
+    }
+  }
+  return missing.map((m) => m.topic);
+}
+
+/** Partition count per topic, from the cluster's metadata. */
+export async function partitionCounts(admin: Admin, topics: string[]): Promise<Record<string, number>> {
+  const { topics: meta } = await admin.fetchTopicMetadata({ topics });
+  return Object.fromEntries(meta.map((t) => [t.name, t.partitions.length]));
+}
+
+/** Throws NotCoPartitionedError naming every count when the topics differ; returns the common count. */
+export async function assertCoPartitioned(admin: Admin, topics: string[]): Promise<number> {
+  const counts = await partitionCounts(admin, topics);
+  const distinct = new Set(Object.values(counts));
+  if (distinct.size !== 1) throw new NotCoPartitionedError(counts);
+  return [...distinct][0]!;
+}
+
+/** End offset (high watermark) per partition of a topic, as bigint. */
+export async function endOffsets(admin: Admin, topic: string): Promise<Map<number, bigint>> {
+  const offsets = await admin.fetchTopicOffsets(topic);
+  return new Map(offsets.map((o) => [o.partition, BigInt(o.high)]));
+}
