@@ -1,0 +1,26 @@
+// The public surface of @state-relay/rules: the condition/action language.
+export type {
+  Action,
+  ActionOutcome,
+  ComparisonOp,
+  Condition,
+  DomainAction,
+  EvalContext,
+  FieldPath,
+  JsonObject,
+  JsonPrimitive,
+  JsonValue,
+  Operand,
+  RelativeTime,
+  ValidationIssue,
+} from './types';
+export { RuleError, RuleErrorCode, RuleValidationError, RuleApplyError } from './errors';
+export { RULE_LIMITS } from './limits';
+export { validateCondition } from './validate-condition';
+export { validateAction } from './validate-action';
+export { parseCondition, parseAction } from './parse';
+export { parseDurationMs } from './duration';
+export { isRelativeTime, resolveOperand } from './operand';
+export { evaluateCondition } from './evaluate';
+export { applyAction } from './actions';
+export { compileConditionToSql, type SqlPrefilter } from './sql';

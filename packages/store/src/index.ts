@@ -1,0 +1,26 @@
+export { TaskStore, type TaskStoreOptions } from './task-store';
+export { WriteCache, readThrough, type EntityReader } from './write-cache';
+export { ReplicaStore, type ReplicaStoreOptions } from './replica-store';
+export type {
+  StoredEntity,
+  ReplicaEntity,
+  ReplicaRow,
+  ChangelogRecord,
+  ChunkRequest,
+  Chunk,
+  FilterParam,
+  WalCheckpointResult,
+} from './types';
+export {
+  StoreErrorCodes,
+  type StoreErrorCode,
+  StoreError,
+  StoreInvalidArgumentError,
+  StoreInvalidFilterError,
+  StoreClosedError,
+  StoreOpenError,
+  StoreSchemaMismatchError,
+  StoreCorruptRowError,
+  StoreBusyError,
+  StoreSqliteError,
+} from './errors';

@@ -1,0 +1,220 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Statement } from 'better-sqlite3';
+import { ChunkStatements } from './chunk-statements';
+import { assertAfterKey, assertEntity, assertKey, assertLimit, decodeValue, encodeJson } from './codec';
+import { StoreInvalidArgumentError, StoreInvalidFilterError } from './errors';
+import { assertOffset, formatOffset, offsetGreater } from './offset';
+import { SqliteFile, type Schema } from './sqlite-file';
+import type {
+  ChangelogRecord,
+  Chunk,
+  ChunkRequest,
+  FilterParam,
+  ReplicaEntity,
+  ReplicaRow,
+  WalCheckpointResult,
+} from './types';
+
+const SCHEMA: Schema = {
+  version: 1,
+  ddl: `
+    CREATE TABLE IF NOT EXISTS entities (
+      key TEXT PRIMARY KEY,
+      version INTEGER NOT NULL,
+      value TEXT NOT NULL  -- JSON of the entity's value
+    ) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS offsets (
+      partition INTEGER PRIMARY KEY,
+      next_offset INTEGER NOT NULL  -- next changelog offset to consume
+    );`,
+};
+
+const MAX_PARTITION = 2 ** 31 - 1;
+
+export interface ReplicaStoreOptions {
+  path: string;
+  /** How long a statement waits for another connection's lock; default 5000. */
+  busyTimeoutMs?: number;
+}
+
+/**
+ * The scanner's read-only replica of the changelog. Rows and the per-partition next offsets
+ * change in one transaction, so after a crash the replica resumes from exactly the offsets
+ * its rows reflect. Each read is one short statement run to completion: no read transaction
+ * outlives a call, so the WAL can always be checkpointed between chunks.
+ */
+export class ReplicaStore {
+  private readonly file: SqliteFile;
+  private readonly chunks: ChunkStatements;
+  private readonly stmt: {
+    get: Statement<[string], [number, string]>;
+    put: Statement<[string, number, string]>;
+    del: Statement<[string]>;
+    count: Statement<[], number>;
+    offsets: Statement<[], [bigint, bigint]>;
+    setOffset: Statement<[number, bigint]>;
+    clearRows: Statement<[]>;
+    clearOffsets: Statement<[]>;
+  };
+  private readonly applyTx: (records: readonly ChangelogRecord[]) => void;
+  private readonly wipeTx: () => void;
+
+  private constructor(file: SqliteFile) {
+    this.file = file;
+    const db = file.db;
+    this.chunks = new ChunkStatements(db);
+    this.stmt = {
+      get: db.prepare<[string], [number, string]>('SELECT version, value FROM entities WHERE key = ?').raw(),
+      put: db.prepare(
+        `INSERT INTO entities (key, version, value) VALUES (?, ?, ?)
+         ON CONFLICT (key) DO UPDATE SET version = excluded.version, value = excluded.value`,
+      ),
+      del: db.prepare('DELETE FROM entities WHERE key = ?'),
+      count: db.prepare<[], number>('SELECT count(*) FROM entities').pluck(),
+      offsets: db
+        .prepare<[], [bigint, bigint]>('SELECT partition, next_offset FROM offsets ORDER BY partition')
+        .raw()
+        .safeIntegers(),
+      setOffset: db.prepare(
+        `INSERT INTO offsets (partition, next_offset) VALUES (?, ?)
+         ON CONFLICT (partition) DO UPDATE SET next_offset = excluded.next_offset`,
+      ),
+      clearRows: db.prepare('DELETE FROM entities'),
+      clearOffsets: db.prepare('DELETE FROM offsets'),
+    };
+    this.applyTx = db.transaction((records: readonly ChangelogRecord[]) => {
+      const { put, del } = this.stmt;
+      // Highest offset per partition, compared as decimal strings: no BigInt per record.
+      const highest = new Map<number, string>();
+      for (const { partition, offset, key, entity } of records) {
+        if (!Number.isInteger(partition) || partition < 0 || partition > MAX_PARTITION) {
+          throw new StoreInvalidArgumentError(`partition must be a non-negative int32, got ${String(partition)}`);
+        }
+        assertOffset(offset, 'offset');
+        assertKey(key);
+        if (entity === null) {
+          del.run(key);
+        } else {
+          assertEntity(key, entity);
+          put.run(key, entity.version, encodeJson(key, entity.value));
+        }
+        const seen = highest.get(partition);
+        if (seen === undefined || offsetGreater(offset, seen)) highest.set(partition, offset);
+      }
+      for (const [partition, offset] of highest) this.stmt.setOffset.run(partition, BigInt(offset) + 1n);
+    });
+    this.wipeTx = db.transaction(() => {
+      this.stmt.clearRows.run();
+      this.stmt.clearOffsets.run();
+    });
+  }
+
+  static open({ path, busyTimeoutMs }: ReplicaStoreOptions): ReplicaStore {
+    if (typeof path !== 'string' || path === '') {
+      throw new StoreInvalidArgumentError('path must be a non-empty file path');
+    }
+    mkdirSync(dirname(path), { recursive: true });
+    return new ReplicaStore(SqliteFile.open(path, SCHEMA, busyTimeoutMs));
+  }
+
+  get path(): string {
+    return this.file.path;
+  }
+
+  /**
+   * Apply changelog records in order (null entity = tombstone) and set each partition's next
+   * offset to its highest offset in the batch + 1, in one transaction: all or nothing.
+   */
+  apply(records: readonly ChangelogRecord[]): void {
+    if (!Array.isArray(records)) throw new StoreInvalidArgumentError('records must be an array');
+    if (records.length === 0) return;
+    this.file.run('apply', () => this.applyTx(records));
+  }
+
+  /** Next offset to consume per partition; partitions never applied are absent. */
+  offsets(): Map<number, string> {
+    const rows = this.file.run('offsets', () => this.stmt.offsets.all());
+    return new Map(rows.map(([partition, offset]) => [Number(partition), formatOffset(offset)]));
+  }
+
+  get(key: string): ReplicaEntity | undefined {
+    assertKey(key);
+    const row = this.file.run('get', () => this.stmt.get.get(key));
+    return row === undefined ? undefined : { version: row[0], value: decodeValue(key, row[1]) };
+  }
+
+  count(): number {
+    return this.file.run('count', () => this.stmt.count.get() ?? 0);
+  }
+
+  /**
+   * Walk the next `limit` keys after `afterKey` in key order (SQLite BINARY, i.e. UTF-8 byte
+   * order) and return those matching `filterSql`. One synchronous statement: keep `limit`
+   * small (a few thousand) so the event loop is never held for long.
+   */
+  chunk({ afterKey, limit, filterSql, filterParams = [] }: ChunkRequest): Chunk {
+    assertAfterKey(afterKey);
+    assertLimit(limit);
+    if (filterSql !== undefined && (typeof filterSql !== 'string' || filterSql.trim() === '')) {
+      throw new StoreInvalidFilterError('filterSql must be a non-empty SQL expression');
+    }
+    const params = [...bindFilterParams(filterParams), ...(afterKey === null ? [] : [afterKey]), limit];
+    const walked = this.file.run('chunk', () => {
+      const stmt = this.chunks.statement(filterSql, afterKey === null);
+      try {
+        return stmt.all(...params);
+      } catch (err) {
+        // better-sqlite3 rejects a wrong number of parameters with a RangeError before running.
+        if (isRangeError(err)) {
+          throw new StoreInvalidFilterError(`filter parameters do not fit: ${String(err.message)}`, err);
+        }
+        throw err;
+      }
+    });
+    const rows: ReplicaRow[] = [];
+    for (const [key, version, value] of walked) {
+      if (value !== null) rows.push({ key, version, value: decodeValue(key, value) });
+    }
+    const last = walked[walked.length - 1];
+    return { rows, lastKey: last === undefined ? null : last[0], walked: walked.length };
+  }
+
+  /** Drop all rows and offsets: the changelog was recreated and must be consumed from the start. */
+  wipe(): void {
+    this.file.run('wipe', () => this.wipeTx());
+  }
+
+  /** Copy WAL frames back into the database; TRUNCATE also resets the WAL file to zero bytes. */
+  checkpointWal(mode: 'PASSIVE' | 'TRUNCATE' = 'PASSIVE'): WalCheckpointResult {
+    return this.file.checkpointWal(mode);
+  }
+
+  walSizeBytes(): number {
+    return this.file.walSizeBytes();
+  }
+
+  /** Database pages plus the WAL file, in bytes. */
+  sizeBytes(): number {
+    return this.file.sizeBytes();
+  }
+
+  /** Checkpoint the WAL into the file (TRUNCATE) and close. Idempotent. */
+  close(): void {
+    this.file.close();
+  }
+}
+
+function bindFilterParams(params: readonly FilterParam[]): Array<string | number | bigint | null> {
+  if (!Array.isArray(params)) throw new StoreInvalidFilterError('filterParams must be an array');
+  return params.map((p: unknown, i) => {
+    if (typeof p === 'boolean') return p ? 1 : 0; // json_extract yields 1/0 for JSON true/false
+    if (p === null || typeof p === 'string' || typeof p === 'number' || typeof p === 'bigint') return p;
+    throw new StoreInvalidFilterError(`filterParams[${i}] must be a string, number, bigint, boolean or null`);
+  });
+}
+
+/** By name, not instanceof: the addon's RangeError may come from another realm (e.g. under jest). */
+function isRangeError(err: unknown): err is { message: unknown } {
+  return typeof err === 'object' && err !== null && (err as { name?: unknown }).name === 'RangeError';
+}

@@ -1,0 +1,242 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import {
+  StoreBusyError,
+  StoreClosedError,
+  StoreCorruptRowError,
+  StoreErrorCodes,
+  StoreInvalidArgumentError,
+  StoreSchemaMismatchError,
+  TaskStore,
+  type StoredEntity,
+} from '../src';
+import { TmpDir } from './tmp-dir';
+
+const entity = (version: number, value: Record<string, unknown> = {}, commandIds: string[] = []): StoredEntity => ({
+  version,
+  value,
+  commandIds,
+});
+
+describe('TaskStore', () => {
+  let tmp: TmpDir;
+  const open = (task = 0) => tmp.track(TaskStore.open({ dir: tmp.path, task }));
+
+  beforeEach(() => {
+    tmp = new TmpDir();
+  });
+  afterEach(() => tmp.cleanup());
+
+  it('keeps one WAL-mode file per task at <dir>/task-<n>.sqlite', () => {
+    const store = open(7);
+    expect(store.path).toBe(join(tmp.path, 'task-7.sqlite'));
+    expect(existsSync(store.path)).toBe(true);
+    const raw = new Database(store.path, { readonly: true });
+    expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
+    raw.close();
+  });
+
+  it('starts empty with no checkpoint', () => {
+    const store = open();
+    expect(store.checkpoint()).toBeNull();
+    expect(store.count()).toBe(0);
+    expect(store.get('a')).toBeUndefined();
+  });
+
+  it('commits puts and the checkpoint together, and both survive a reopen', () => {
+    const store = open();
+    const a = entity(1, { status: 'active', balance: 10, nested: { x: [1, 2] } }, ['cmd-1']);
+    store.commit(
+      [
+        ['a', a],
+        ['b', entity(3)],
+      ],
+      '42',
+    );
+    store.close();
+
+    const reopened = open();
+    expect(reopened.checkpoint()).toBe('42');
+    expect(reopened.count()).toBe(2);
+    expect(reopened.get('a')).toEqual(a);
+    expect(reopened.get('b')).toEqual(entity(3));
+  });
+
+  it('a later put replaces the row and a null change deletes it', () => {
+    const store = open();
+    store.commit(
+      [
+        ['a', entity(1, { n: 1 })],
+        ['b', entity(1)],
+      ],
+      '2',
+    );
+    store.commit(
+      [
+        ['a', entity(2, { n: 2 })],
+        ['b', null],
+        ['never-existed', null],
+      ],
+      '5',
+    );
+    expect(store.get('a')).toEqual(entity(2, { n: 2 }));
+    expect(store.get('b')).toBeUndefined();
+    expect(store.count()).toBe(1);
+    expect(store.checkpoint()).toBe('5');
+  });
+
+  it('an iterator that throws mid-commit leaves neither rows nor checkpoint changed', () => {
+    const store = open();
+    store.commit([['a', entity(1, { n: 1 })]], '10');
+    const boom = new Error('aggregate blew up');
+    function* changes(): Generator<[string, StoredEntity | null]> {
+      yield ['a', entity(2, { n: 2 })];
+      yield ['b', entity(1)];
+      throw boom;
+    }
+    expect(() => store.commit(changes(), '20')).toThrow(boom);
+    expect(store.get('a')).toEqual(entity(1, { n: 1 }));
+    expect(store.get('b')).toBeUndefined();
+    expect(store.checkpoint()).toBe('10');
+  });
+
+  it('an invalid entity mid-commit rolls back the whole commit', () => {
+    const store = open();
+    const bad = { version: 1.5, value: {}, commandIds: [] } as StoredEntity;
+    expect(() =>
+      store.commit(
+        [
+          ['a', entity(1)],
+          ['b', bad],
+        ],
+        '3',
+      ),
+    ).toThrow(StoreInvalidArgumentError);
+    expect(store.count()).toBe(0);
+    expect(store.checkpoint()).toBeNull();
+  });
+
+  it.each(['', '-1', '1.5', '01', 'abc', '9223372036854775808'])('refuses the checkpoint %p', (checkpoint) => {
+    const store = open();
+    expect(() => store.commit([['a', entity(1)]], checkpoint)).toThrow(StoreInvalidArgumentError);
+    expect(store.count()).toBe(0);
+  });
+
+  it('keeps int64 checkpoints exact, beyond what a double can hold', () => {
+    const store = open();
+    store.commit([], '9223372036854775807');
+    expect(store.checkpoint()).toBe('9223372036854775807');
+    store.commit([], '9007199254740993');
+    expect(store.checkpoint()).toBe('9007199254740993');
+  });
+
+  it('keysAfter pages through every entity in key order', () => {
+    const store = open();
+    const keys = Array.from({ length: 25 }, (_, i) => `k${String(i).padStart(3, '0')}`);
+    store.commit(
+      [...keys].reverse().map((k, i): [string, StoredEntity] => [k, entity(i)]),
+      '1',
+    );
+    const seen: string[] = [];
+    let after: string | null = null;
+    for (;;) {
+      const page = store.keysAfter(after, 4);
+      if (page.length === 0) break;
+      for (const [key, value] of page) {
+        seen.push(key);
+        expect(value).toEqual(store.get(key));
+      }
+      after = page[page.length - 1]![0];
+    }
+    expect(seen).toEqual(keys);
+  });
+
+  it('wipe drops every row and the checkpoint', () => {
+    const store = open();
+    store.commit(
+      [
+        ['a', entity(1)],
+        ['b', entity(1)],
+      ],
+      '100',
+    );
+    store.wipe();
+    expect(store.count()).toBe(0);
+    expect(store.checkpoint()).toBeNull();
+    store.close();
+    expect(open().checkpoint()).toBeNull();
+  });
+
+  it('reports its size on disk, including the WAL', () => {
+    const store = open();
+    const before = store.sizeBytes();
+    store.commit(
+      Array.from({ length: 500 }, (_, i): [string, StoredEntity] => [`k${i}`, entity(1, { pad: 'x'.repeat(200) })]),
+      '1',
+    );
+    expect(store.sizeBytes()).toBeGreaterThan(before + 500 * 200);
+  });
+
+  it('close is idempotent and later use fails with STORE_CLOSED', () => {
+    const store = open();
+    store.close();
+    store.close();
+    expect(() => store.get('a')).toThrow(StoreClosedError);
+    let caught: unknown;
+    try {
+      store.commit([], '1');
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toMatchObject({ code: StoreErrorCodes.CLOSED, retriable: false });
+    expect(existsSync(`${store.path}-wal`)).toBe(false);
+  });
+
+  it('a commit blocked by another writer past the busy timeout fails retriably and changes nothing', () => {
+    const store = tmp.track(TaskStore.open({ dir: tmp.path, task: 0, busyTimeoutMs: 50 }));
+    store.commit([['a', entity(1)]], '1');
+    const other = new Database(store.path);
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      let caught: unknown;
+      try {
+        store.commit([['a', entity(2)]], '2');
+      } catch (err) {
+        caught = err;
+      }
+      expect(caught).toBeInstanceOf(StoreBusyError);
+      expect(caught).toMatchObject({ code: StoreErrorCodes.BUSY, retriable: true });
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    expect(store.get('a')).toEqual(entity(1));
+    expect(store.checkpoint()).toBe('1');
+    store.commit([['a', entity(2)]], '2');
+    expect(store.checkpoint()).toBe('2');
+  });
+
+  it('refuses a file written by a newer schema', () => {
+    const store = open();
+    store.close();
+    const raw = new Database(store.path);
+    raw.pragma('user_version = 99');
+    raw.close();
+    expect(() => TaskStore.open({ dir: tmp.path, task: 0 })).toThrow(StoreSchemaMismatchError);
+  });
+
+  it('names a row that does not decode', () => {
+    const store = open();
+    store.commit([['a', entity(1)]], '1');
+    const raw = new Database(store.path);
+    raw.prepare("UPDATE entities SET value = '{not json' WHERE key = 'a'").run();
+    raw.close();
+    expect(() => store.get('a')).toThrow(StoreCorruptRowError);
+  });
+
+  it('refuses a bad task number', () => {
+    expect(() => TaskStore.open({ dir: tmp.path, task: -1 })).toThrow(StoreInvalidArgumentError);
+    expect(() => TaskStore.open({ dir: tmp.path, task: 1.5 })).toThrow(StoreInvalidArgumentError);
+  });
+});

@@ -1,0 +1,94 @@
+import { changelogTopicName } from '@state-relay/contracts';
+
+/** Everything the processor reads from its environment, validated once at start. */
+export interface ProcessorConfig {
+  brokers: string[];
+  appId: string;
+  storeName: string;
+  eventsTopic: string;
+  commandsTopic: string;
+  resultsTopic: string;
+  deadLetterTopic: string;
+  changelogTopic: string;
+  /** Partition count used when the processor creates missing topics. */
+  partitions: number;
+  stateDir: string;
+  httpHost: string;
+  httpPort: number;
+  logLevel: string;
+  transactionTimeoutMs: number;
+  sessionTimeoutMs: number;
+  /** Partitions processed concurrently by this instance (each task stays serial). */
+  concurrency: number;
+}
+
+export class ConfigError extends Error {
+  readonly code = 'CONFIG_INVALID' as const;
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const TOPIC = /^[A-Za-z0-9._-]{1,249}$/;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** Reads and checks every variable, reporting all bad values at once, each with its name. */
+export function loadConfig(env: NodeJS.ProcessEnv): ProcessorConfig {
+  const problems: string[] = [];
+  const str = (name: string, fallback?: string): string => {
+    const v = env[name]?.trim();
+    if (v) return v;
+    if (fallback === undefined) problems.push(`${name} is required`);
+    return fallback ?? '';
+  };
+  const int = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = env[name]?.trim();
+    if (!raw) return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      problems.push(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+      return fallback;
+    }
+    return n;
+  };
+  const topic = (name: string, fallback: string): string => {
+    const t = str(name, fallback);
+    if (!TOPIC.test(t)) problems.push(`${name} must be a Kafka topic name ([A-Za-z0-9._-], at most 249 chars), got "${t}"`);
+    return t;
+  };
+
+  const brokers = str('KAFKA_BROKERS')
+    .split(',')
+    .map((b) => b.trim())
+    .filter(Boolean);
+  for (const b of brokers) if (!/^[^:\s]+:\d{1,5}$/.test(b)) problems.push(`KAFKA_BROKERS entries must be host:port, got "${b}"`);
+  const appId = str('APP_ID', 'state-relay');
+  if (!TOPIC.test(appId)) problems.push(`APP_ID must use only [A-Za-z0-9._-], got "${appId}"`);
+  const storeName = str('STORE_NAME', 'accounts');
+  if (!TOPIC.test(storeName)) problems.push(`STORE_NAME must use only [A-Za-z0-9._-], got "${storeName}"`);
+  const logLevel = str('LOG_LEVEL', 'info');
+  if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+
+  const config: ProcessorConfig = {
+    brokers,
+    appId,
+    storeName,
+    eventsTopic: topic('EVENTS_TOPIC', 'accounts-events'),
+    commandsTopic: topic('COMMANDS_TOPIC', 'accounts-commands'),
+    resultsTopic: topic('RESULTS_TOPIC', 'accounts-command-results'),
+    deadLetterTopic: topic('DEAD_LETTER_TOPIC', 'accounts-dead-letter'),
+    changelogTopic: changelogTopicName(appId, storeName),
+    partitions: int('PARTITIONS', 6, 1, 1000),
+    stateDir: str('STATE_DIR', './data/processor'),
+    httpHost: str('HTTP_HOST', '0.0.0.0'),
+    httpPort: int('HTTP_PORT', 8080, 0, 65535),
+    logLevel,
+    transactionTimeoutMs: int('TRANSACTION_TIMEOUT_MS', 60_000, 1_000, 900_000),
+    sessionTimeoutMs: int('SESSION_TIMEOUT_MS', 30_000, 6_000, 300_000),
+    concurrency: int('CONCURRENCY', 4, 1, 64),
+  };
+  if (config.eventsTopic === config.commandsTopic) problems.push('EVENTS_TOPIC and COMMANDS_TOPIC must differ');
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}

@@ -1,0 +1,8 @@
+export { aggregate } from './aggregate';
+export type { AggregateInput, AggregateResult, CommandVerdict } from './aggregate';
+export { loadConfig, ConfigError } from './config';
+export type { ProcessorConfig } from './config';
+export { createProcessorMetrics } from './metrics';
+export type { ProcessorMetrics } from './metrics';
+export { Processor } from './processor';
+export { buildApp } from './app';

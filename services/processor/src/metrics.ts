@@ -1,0 +1,65 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** The processor's Prometheus metrics, in one registry per processor instance. */
+export function createProcessorMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'processor_' });
+  return {
+    registry,
+    events: new Counter({
+      name: 'processor_events_total',
+      help: 'Events consumed, by outcome (changed, unchanged, dead_letter)',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    commands: new Counter({
+      name: 'processor_commands_total',
+      help: 'Update commands consumed, by result outcome (or dead_letter)',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    batchSeconds: new Histogram({
+      name: 'processor_batch_duration_seconds',
+      help: 'Time to process and commit one batch (one Kafka transaction)',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [registry],
+    }),
+    commitLatencySeconds: new Histogram({
+      name: 'processor_event_commit_latency_seconds',
+      help: 'From an input record’s timestamp to the commit of the transaction that applied it',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    restoredRecords: new Counter({
+      name: 'processor_restore_records_total',
+      help: 'Changelog records replayed into task stores',
+      registers: [registry],
+    }),
+    restoreRemaining: new Gauge({
+      name: 'processor_restore_remaining_records',
+      help: 'Changelog records still to replay before the restoring tasks are ready',
+      registers: [registry],
+    }),
+    storeEntities: new Gauge({
+      name: 'processor_store_entities',
+      help: 'Entities in each task store',
+      labelNames: ['task'] as const,
+      registers: [registry],
+    }),
+    storeBytes: new Gauge({
+      name: 'processor_store_bytes',
+      help: 'Size of each task store on disk (database and WAL)',
+      labelNames: ['task'] as const,
+      registers: [registry],
+    }),
+    consumerLag: new Gauge({
+      name: 'processor_consumer_lag',
+      help: 'Records between the last processed batch and the partition end, per input topic and partition',
+      labelNames: ['topic', 'partition'] as const,
+      registers: [registry],
+    }),
+    tasksOwned: new Gauge({ name: 'processor_tasks_owned', help: 'Tasks (partitions) owned by this instance', registers: [registry] }),
+  };
+}
+
+export type ProcessorMetrics = ReturnType<typeof createProcessorMetrics>;

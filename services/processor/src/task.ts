@@ -1,0 +1,199 @@
+import type { EntityDomain } from '@state-relay/accounts';
+import {
+  decodeCommand,
+  decodeEvent,
+  deadLetterRecord,
+  encodeCommandResult,
+  encodeStoredEntity,
+  isDecodeError,
+  type CommandResult,
+  type StoredEntity,
+} from '@state-relay/contracts';
+import { TaskStore, WriteCache, readThrough } from '@state-relay/store';
+import type { KafkaMessage, Message, Producer } from 'kafkajs';
+import type { Logger } from 'pino';
+import { aggregate, type AggregateInput } from './aggregate';
+import type { ProcessorMetrics } from './metrics';
+
+export interface TaskTopics {
+  events: string;
+  commands: string;
+  results: string;
+  deadLetter: string;
+  changelog: string;
+}
+
+export interface InputBatch {
+  topic: string;
+  partition: number;
+  messages: KafkaMessage[];
+  /** Offset of the last record of the batch (markers included), as kafkajs reports it. */
+  lastOffset: string;
+}
+
+export interface BatchOutcome {
+  records: number;
+  changes: number;
+  results: number;
+  deadLetters: number;
+}
+
+/**
+ * One task: partition p of the events and commands topics, its SQLite store, and its
+ * transactional producer `<app>-<p>`. Batches run one at a time; each is one Kafka
+ * transaction carrying changelog records, command results, dead letters and the consumed
+ * offsets. The write cache reaches SQLite only after that transaction commits.
+ */
+export class Task {
+  private queue: Promise<unknown> = Promise.resolve();
+  private closed = false;
+
+  constructor(
+    readonly id: number,
+    private readonly store: TaskStore,
+    private readonly producer: Producer,
+    private readonly deps: {
+      domain: EntityDomain;
+      topics: TaskTopics;
+      groupId: string;
+      logger: Logger;
+      metrics: ProcessorMetrics;
+      now?: () => number;
+    },
+  ) {}
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Reads the committed state of one entity (never the uncommitted write cache). */
+  read(key: string): StoredEntity | undefined {
+    return this.store.get(key);
+  }
+
+  /** Runs `fn` after every earlier batch of this task: the task's two inputs may arrive concurrently. */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(fn, fn);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  async process(batch: InputBatch): Promise<BatchOutcome> {
+    const now = this.deps.now ?? Date.now;
+    const { topics, metrics } = this.deps;
+    const cache = new WriteCache();
+    const results: Message[] = [];
+    const deadLetters: Message[] = [];
+    const isCommand = batch.topic === topics.commands;
+    const eventOutcomes = { changed: 0, unchanged: 0, dead_letter: 0 };
+    const commandOutcomes = new Map<string, number>();
+
+    for (const m of batch.messages) {
+      const source = { topic: batch.topic, partition: batch.partition, offset: m.offset, key: m.key, value: m.value, headers: m.headers };
+      let input: AggregateInput;
+      let key: string;
+      try {
+        if (isCommand) {
+          const command = decodeCommand(m.key, m.value);
+          input = { kind: 'command', command };
+          key = command.key;
+        } else {
+          const event = decodeEvent(m.key, m.value);
+          const reason = this.deps.domain.validateEvent(event);
+          if (reason) {
+            deadLetters.push(deadLetterRecord(source, { code: 'EVENT_INVALID', reason }, now()));
+            eventOutcomes.dead_letter++;
+            continue;
+          }
+          input = { kind: 'event', event };
+          key = m.key!.toString('utf8');
+        }
+      } catch (err) {
+        if (!isDecodeError(err)) throw err;
+        deadLetters.push(deadLetterRecord(source, { code: err.code, reason: err.reason }, now()));
+        if (isCommand) commandOutcomes.set('dead_letter', (commandOutcomes.get('dead_letter') ?? 0) + 1);
+        else eventOutcomes.dead_letter++;
+        continue;
+      }
+
+      const { next, verdict } = aggregate(this.deps.domain, key, input, readThrough(cache, this.store, key));
+      if (next === null) cache.delete(key);
+      else if (next !== undefined) cache.put(key, next);
+      if (input.kind === 'command' && verdict) {
+        const result: CommandResult = {
+          commandId: input.command.commandId,
+          scanId: input.command.scanId,
+          key,
+          outcome: verdict.outcome,
+          ...(verdict.reason !== undefined ? { reason: verdict.reason } : {}),
+          ...(verdict.version !== undefined ? { version: verdict.version } : {}),
+          processedAt: now(),
+        };
+        results.push({ key: m.key, value: encodeCommandResult(result) });
+        commandOutcomes.set(verdict.outcome, (commandOutcomes.get(verdict.outcome) ?? 0) + 1);
+      } else if (input.kind === 'event') {
+        if (next === undefined) eventOutcomes.unchanged++;
+        else eventOutcomes.changed++;
+      }
+    }
+
+    // The changelog gets the last value per key of this batch (coalesced, like Kafka
+    // Streams' record cache), always on the task's own partition.
+    const changes = [...cache.entries()];
+    const changelog: Message[] = changes.map(([key, entity]) => ({
+      key,
+      value: entity ? encodeStoredEntity(entity) : null,
+      partition: this.id,
+    }));
+    const topicMessages = [
+      ...(changelog.length ? [{ topic: topics.changelog, messages: changelog }] : []),
+      ...(results.length ? [{ topic: topics.results, messages: results }] : []),
+      ...(deadLetters.length ? [{ topic: topics.deadLetter, messages: deadLetters }] : []),
+    ];
+
+    const tx = await this.producer.transaction();
+    let checkpoint: string | null = null;
+    try {
+      if (topicMessages.length > 0) {
+        const sent = await tx.sendBatch({ topicMessages });
+        const meta = sent.find((r) => r.topicName === topics.changelog && r.partition === this.id);
+        if (meta?.baseOffset !== undefined) checkpoint = (BigInt(meta.baseOffset) + BigInt(changelog.length)).toString();
+      }
+      await tx.sendOffsets({
+        consumerGroupId: this.deps.groupId,
+        topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: (BigInt(batch.lastOffset) + 1n).toString() }] }],
+      });
+      await tx.commit();
+    } catch (err) {
+      await tx.abort().catch(() => undefined);
+      throw err;
+    }
+    const committedAt = now();
+
+    // Committed in Kafka: now make SQLite reflect it. A crash right here is repaired by
+    // restore, which replays the changelog from the previous checkpoint.
+    if (changes.length > 0) this.store.commit(changes, checkpoint ?? this.store.checkpoint() ?? '0');
+
+    for (const [outcome, n] of Object.entries(eventOutcomes)) if (n > 0) metrics.events.inc({ outcome }, n);
+    for (const [outcome, n] of commandOutcomes) metrics.commands.inc({ outcome }, n);
+    for (const m of batch.messages) metrics.commitLatencySeconds.observe(Math.max(0, committedAt - Number(m.timestamp)) / 1000);
+    return { records: batch.messages.length, changes: changes.length, results: results.length, deadLetters: deadLetters.length };
+  }
+
+  refreshStoreMetrics(): void {
+    if (this.closed) return;
+    this.deps.metrics.storeEntities.set({ task: String(this.id) }, this.store.count());
+    this.deps.metrics.storeBytes.set({ task: String(this.id) }, this.store.sizeBytes());
+  }
+
+  /** Waits for the running batch, then releases the producer and the store. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.exclusive(async () => undefined).catch(() => undefined);
+    this.closed = true;
+    await this.producer.disconnect().catch((err: unknown) => this.deps.logger.warn({ err, task: this.id }, 'producer disconnect failed'));
+    this.store.close();
+    this.deps.metrics.storeEntities.remove({ task: String(this.id) });
+    this.deps.metrics.storeBytes.remove({ task: String(this.id) });
+  }
+}
