@@ -184,14 +184,22 @@ function exactNumber(v: number): boolean {
 function and(parts: Sql[]): Sql {
   const exact = parts.every((p) => p.exact);
   if (parts.some((p) => p.sql === '0')) return FALSE; // '0' is only ever produced exact
-  return join(parts.filter((p) => p.sql !== '1'), 'AND', { sql: '1', params: [], exact });
+  return join(
+    parts.filter((p) => p.sql !== '1'),
+    'AND',
+    { sql: '1', params: [], exact },
+  );
 }
 
 function or(parts: Sql[]): Sql {
   const exact = parts.every((p) => p.exact);
   if (parts.some((p) => p.sql === '1' && p.exact)) return TRUE;
   if (parts.some((p) => p.sql === '1')) return UNKNOWN;
-  return join(parts.filter((p) => p.sql !== '0'), 'OR', { sql: '0', params: [], exact });
+  return join(
+    parts.filter((p) => p.sql !== '0'),
+    'OR',
+    { sql: '0', params: [], exact },
+  );
 }
 
 function join(parts: Sql[], op: 'AND' | 'OR', empty: Sql): Sql {

@@ -2,7 +2,7 @@ import { describeType, hasOwn, ownValue, quote } from './json';
 import { RULE_LIMITS } from './limits';
 import { fieldPathProblem, pathContains } from './paths';
 import type { ValidationIssue } from './types';
-import { checkJsonValue, isPlainObject, pointer, unknownKeyIssues } from './validate-json';
+import { checkJsonValue, isPlainObject, pointer } from './validate-json';
 
 const FIELD_ACTIONS = ['set', 'unset', 'increment'] as const;
 type FieldAction = (typeof FIELD_ACTIONS)[number];

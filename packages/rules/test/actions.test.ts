@@ -112,7 +112,9 @@ describe('applyAction', () => {
       expect((outcome as { value: JsonObject }).value).not.toBe(current);
     });
     it('works on frozen input', () => {
-      expect(() => apply({ set: { 'a.b': 1 }, unset: ['c.d'], increment: { e: 1 } }, { a: {}, c: { d: 1 }, e: 1 })).not.toThrow();
+      expect(() =>
+        apply({ set: { 'a.b': 1 }, unset: ['c.d'], increment: { e: 1 } }, { a: {}, c: { d: 1 }, e: 1 }),
+      ).not.toThrow();
     });
   });
 

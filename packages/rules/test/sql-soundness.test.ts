@@ -13,10 +13,26 @@ const DAY = 86_400_000;
 // Few names and nearby values, so conditions and records actually meet.
 const key = fc.constantFrom('a', 'b', 'c');
 const field = fc.constantFrom('a', 'b', 'a.b', 'a.c', 'b.a', 'a.b.c');
-const trickyString = fc.constantFrom('', 'a', 'ab', 'b', 'A', 'a\u0000b', 'é', '\uffff', '\u{1F600}', '\ud83d', '\ude00x');
+const trickyString = fc.constantFrom(
+  '',
+  'a',
+  'ab',
+  'b',
+  'A',
+  'a\u0000b',
+  'é',
+  '\uffff',
+  '\u{1F600}',
+  '\ud83d',
+  '\ude00x',
+);
 const str = fc.oneof(trickyString, fc.string({ maxLength: 3 }), fc.string({ unit: 'binary', maxLength: 3 }));
 const trickyNumber = fc.constantFrom(0, -0, 1, -1, 0.5, 2 ** 53, 2 ** 60, 1e21, 1e-7, asOf - 30 * DAY, 1e100, 5e-324);
-const num = fc.oneof(trickyNumber, fc.integer({ min: -3, max: 3 }), fc.double({ noNaN: true, noDefaultInfinity: true }));
+const num = fc.oneof(
+  trickyNumber,
+  fc.integer({ min: -3, max: 3 }),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+);
 const primitive: fc.Arbitrary<JsonPrimitive> = fc.oneof(str, num, fc.boolean(), fc.constant(null));
 
 const { value: jsonValue } = fc.letrec<{ value: JsonValue }>((tie) => ({
@@ -33,7 +49,11 @@ const relativeTime = fc.constantFrom('P30D', 'PT1H', 'P1DT12H').map((d): Operand
 const orderable: fc.Arbitrary<Operand> = fc.oneof(str, num, relativeTime);
 const leaf: fc.Arbitrary<Condition> = fc.oneof(
   fc.record({ field, op: fc.constantFrom('eq' as const, 'ne' as const), value: fc.oneof(jsonValue, relativeTime) }),
-  fc.record({ field, op: fc.constantFrom('lt' as const, 'lte' as const, 'gt' as const, 'gte' as const), value: orderable }),
+  fc.record({
+    field,
+    op: fc.constantFrom('lt' as const, 'lte' as const, 'gt' as const, 'gte' as const),
+    value: orderable,
+  }),
   fc.record({ field, op: fc.constant('in' as const), value: fc.array(primitive, { minLength: 1, maxLength: 4 }) }),
   fc.record({ field, op: fc.constant('exists' as const), value: fc.boolean() }),
   fc.record({ field, op: fc.constant('exists' as const) }),

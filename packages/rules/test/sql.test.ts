@@ -30,7 +30,14 @@ describe('compileConditionToSql', () => {
     });
     const filter = compileConditionToSql(cond, ctx);
     expect(filter.exact).toBe(true);
-    expect(filter.params).toEqual(['$.status', '$.status', 'active', '$.lastActiveAt', '$.lastActiveAt', asOf - 30 * DAY]);
+    expect(filter.params).toEqual([
+      '$.status',
+      '$.status',
+      'active',
+      '$.lastActiveAt',
+      '$.lastActiveAt',
+      asOf - 30 * DAY,
+    ]);
     expect(filter.sql).toBe(
       "((ifnull(json_type(value, ?), '') = 'text' AND json_extract(value, ?) = ?) AND " +
         "(ifnull(json_type(value, ?), '') IN ('integer', 'real') AND CAST(json_extract(value, ?) AS REAL) < ?))",
@@ -56,11 +63,29 @@ describe('compileConditionToSql', () => {
   it.each([
     ['eq on a number', { field: 'a', op: 'eq', value: 1 }],
     ['ne on a string', { field: 'a', op: 'ne', value: 'x' }],
-    ['eq on booleans and null', { any: [{ field: 'a', op: 'eq', value: true }, { field: 'a', op: 'eq', value: null }] }],
+    [
+      'eq on booleans and null',
+      {
+        any: [
+          { field: 'a', op: 'eq', value: true },
+          { field: 'a', op: 'eq', value: null },
+        ],
+      },
+    ],
     ['in over mixed primitives', { field: 'a', op: 'in', value: ['1', 1, false, null] }],
     ['prefix', { field: 'a', op: 'prefix', value: 'ab' }],
     ['exists:false', { field: 'a.b', op: 'exists', value: false }],
-    ['not over exact nodes', { not: { all: [{ field: 'a', op: 'gt', value: 1 }, { field: 'b', op: 'lte', value: 'm' }] } }],
+    [
+      'not over exact nodes',
+      {
+        not: {
+          all: [
+            { field: 'a', op: 'gt', value: 1 },
+            { field: 'b', op: 'lte', value: 'm' },
+          ],
+        },
+      },
+    ],
   ])('is exact for %s', (_what, cond) => {
     expect(compileConditionToSql(parseCondition(cond), ctx).exact).toBe(true);
   });
@@ -89,21 +114,41 @@ describe('compileConditionToSql', () => {
     const records: JsonObject[] = [{ a: true }, { a: 1 }, { a: '1' }, { a: false }, { a: 0 }, { a: null }, {}];
     expect(both({ field: 'a', op: 'eq', value: 1 }, records)).toEqual({ accepted: [1], selected: [1], exact: true });
     expect(both({ field: 'a', op: 'eq', value: true }, records)).toEqual({ accepted: [0], selected: [0], exact: true });
-    expect(both({ field: 'a', op: 'gte', value: 0 }, records)).toEqual({ accepted: [1, 4], selected: [1, 4], exact: true });
-    expect(both({ field: 'a', op: 'in', value: [0, '1'] }, records)).toEqual({ accepted: [2, 4], selected: [2, 4], exact: true });
+    expect(both({ field: 'a', op: 'gte', value: 0 }, records)).toEqual({
+      accepted: [1, 4],
+      selected: [1, 4],
+      exact: true,
+    });
+    expect(both({ field: 'a', op: 'in', value: [0, '1'] }, records)).toEqual({
+      accepted: [2, 4],
+      selected: [2, 4],
+      exact: true,
+    });
     expect(both({ field: 'a', op: 'ne', value: 0 }, records)).toEqual({
       accepted: [0, 1, 2, 3, 5, 6],
       selected: [0, 1, 2, 3, 5, 6],
       exact: true,
     });
-    expect(both({ field: 'a', op: 'exists' }, records)).toEqual({ accepted: [0, 1, 2, 3, 4], selected: [0, 1, 2, 3, 4], exact: true });
+    expect(both({ field: 'a', op: 'exists' }, records)).toEqual({
+      accepted: [0, 1, 2, 3, 4],
+      selected: [0, 1, 2, 3, 4],
+      exact: true,
+    });
   });
 
   it('compares large integers as JSON.parse reads them', () => {
     // JSON.stringify(2 ** 60) is "1152921504606847000": SQLite reads that text as a different integer.
     const records: JsonObject[] = [{ a: 2 ** 60 }, { a: 2 ** 60 + 2 ** 8 }];
-    expect(both({ field: 'a', op: 'lte', value: 2 ** 60 }, records)).toEqual({ accepted: [0], selected: [0], exact: true });
-    expect(both({ field: 'a', op: 'eq', value: 2 ** 60 }, records)).toEqual({ accepted: [0], selected: [0], exact: true });
+    expect(both({ field: 'a', op: 'lte', value: 2 ** 60 }, records)).toEqual({
+      accepted: [0],
+      selected: [0],
+      exact: true,
+    });
+    expect(both({ field: 'a', op: 'eq', value: 2 ** 60 }, records)).toEqual({
+      accepted: [0],
+      selected: [0],
+      exact: true,
+    });
   });
 
   it('orders and prefixes strings by code point, including NUL and astral characters', () => {
@@ -113,7 +158,11 @@ describe('compileConditionToSql', () => {
       selected: [0, 2, 3, 4],
       exact: true,
     });
-    expect(both({ field: 'a', op: 'prefix', value: 'a\u0000' }, records)).toEqual({ accepted: [2], selected: [2], exact: true });
+    expect(both({ field: 'a', op: 'prefix', value: 'a\u0000' }, records)).toEqual({
+      accepted: [2],
+      selected: [2],
+      exact: true,
+    });
     expect(both({ field: 'a', op: 'prefix', value: '' }, records)).toEqual({
       accepted: [0, 1, 2, 3, 4],
       selected: [0, 1, 2, 3, 4],

@@ -4,7 +4,6 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { JsonObject, SqlPrefilter } from '../src';
 
 // better-sqlite3 belongs to packages/store; this package has no dependencies, so borrow it from there.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const Database = require(
   require.resolve('better-sqlite3', { paths: [path.join(__dirname, '../../store')] }),
 ) as typeof BetterSqlite3;
