@@ -74,5 +74,22 @@ if ! docker_ok "unix://$sock"; then
   for _ in $(seq 1 60); do docker_ok "unix://$sock" && break; sleep 0.5; done
   docker_ok "unix://$sock" || { say "podman's API did not answer; see $state/podman-service.log"; exit 1; }
 fi
+# Stale containers of earlier runs: a killed session leaves Testcontainers containers whose
+# process is gone but which podman still lists as "Up". Remove those (and exited ones),
+# never a live one: another test run may be using it.
+for id in $(podman ps -aq --filter label=org.testcontainers=true 2>/dev/null || true); do
+  pid=$(podman inspect --format '{{.State.Pid}}' "$id" 2>/dev/null || echo 0)
+  if [ "${pid:-0}" = 0 ] || ! kill -0 "$pid" 2>/dev/null; then
+    say "removing stale container $id"
+    podman rm -f -t 0 "$id" >/dev/null 2>&1 || podman rm -f -t 0 "$id" >/dev/null 2>&1 || true
+  fi
+done
+# No systemd here to run podman's healthcheck timers: a small loop does it.
+hcpid="$state/podman-healthchecks.pid"
+if ! { [ -f "$hcpid" ] && kill -0 "$(cat "$hcpid")" 2>/dev/null; }; then
+  nohup setsid bash "$root/scripts/podman-healthchecks.sh" >/dev/null 2>&1 </dev/null &
+  echo $! >"$hcpid"
+  say "started the healthcheck runner (podman has no systemd timers here)"
+fi
 say "using podman (Docker API at unix://$sock)"
 write_env podman "unix://$sock"

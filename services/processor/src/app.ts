@@ -15,7 +15,11 @@ export interface AppDeps {
  * metrics and a read-only view of one entity. Built without listening, so tests `inject`.
  */
 export function buildApp({ processor, metrics, logger }: AppDeps): FastifyInstance {
-  const app = fastify({ loggerInstance: logger as FastifyBaseLogger, disableRequestLogging: true, bodyLimit: 1024 });
+  const app = fastify({ loggerInstance: logger as FastifyBaseLogger, bodyLimit: 1024 });
+  // Probes and scrapes arrive every few seconds: per-request logs (info) would drown the rest.
+  app.addHook('onRoute', (route) => {
+    route.logLevel ??= 'warn';
+  });
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;

@@ -4,6 +4,7 @@ import { Consumer, Kafka, logLevel as kafkaLogLevel, type LogEntry } from 'kafka
 import type { Logger } from 'pino';
 import type { ProcessorConfig } from './config';
 import type { ProcessorMetrics } from './metrics';
+import type { BatchOutcome, InputBatch, Task } from './task';
 import { TaskRegistry } from './task-registry';
 
 export interface ProcessorDeps {
@@ -11,6 +12,11 @@ export interface ProcessorDeps {
   domain: EntityDomain;
   logger: Logger;
   metrics: ProcessorMetrics;
+  /**
+   * Benchmark-only (bench/, with in-loop-sweep.ts): runs inside the task's exclusive section
+   * right after each batch's transaction committed. The service never sets it.
+   */
+  betweenBatches?: (task: Task, batch: InputBatch, outcome: BatchOutcome) => Promise<void>;
 }
 
 /** kafkajs log lines into pino, one level down: kafkajs is loud about retried errors. */
@@ -125,9 +131,11 @@ export class Processor {
         const task = await withHeartbeat(this.tasks.acquire(batch.partition), heartbeat);
         const started = process.hrtime.bigint();
         try {
-          await task.exclusive(() =>
-            task.process({ topic: batch.topic, partition: batch.partition, messages: batch.messages, lastOffset: batch.lastOffset() }),
-          );
+          await task.exclusive(async () => {
+            const input = { topic: batch.topic, partition: batch.partition, messages: batch.messages, lastOffset: batch.lastOffset() };
+            const outcome = await task.process(input);
+            await this.deps.betweenBatches?.(task, input, outcome);
+          });
         } catch (err) {
           // The transaction was aborted: nothing of this batch is visible. Drop the task so the
           // next batch starts from a fresh producer (and, if fenced, from the new owner's state).

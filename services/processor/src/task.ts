@@ -36,6 +36,8 @@ export interface BatchOutcome {
   changes: number;
   results: number;
   deadLetters: number;
+  /** When the batch's transaction committed (epoch ms). */
+  committedAt: number;
 }
 
 /**
@@ -137,6 +139,47 @@ export class Task {
       }
     }
 
+    const { changes, committedAt } = await this.commitTransaction(cache, results, deadLetters, batch);
+
+    for (const [outcome, n] of Object.entries(eventOutcomes)) if (n > 0) metrics.events.inc({ outcome }, n);
+    for (const [outcome, n] of commandOutcomes) metrics.commands.inc({ outcome }, n);
+    for (const m of batch.messages) metrics.commitLatencySeconds.observe(Math.max(0, committedAt - Number(m.timestamp)) / 1000);
+    return { records: batch.messages.length, changes, results: results.length, deadLetters: deadLetters.length, committedAt };
+  }
+
+  /**
+   * Benchmark-only (the in-loop sweep of in-loop-sweep.ts, a punctuator): inputs generated
+   * inside the task go through the same aggregate path and one transaction of their own,
+   * which carries only changelog records (nothing was consumed). Call it inside exclusive().
+   */
+  async applyGenerated(inputs: Iterable<[string, AggregateInput]>): Promise<{ changes: number; committedAt: number }> {
+    const cache = new WriteCache();
+    for (const [key, input] of inputs) {
+      const { next } = aggregate(this.deps.domain, key, input, readThrough(cache, this.store, key));
+      if (next === null) cache.delete(key);
+      else if (next !== undefined) cache.put(key, next);
+    }
+    if (cache.size === 0) return { changes: 0, committedAt: (this.deps.now ?? Date.now)() };
+    return this.commitTransaction(cache, [], []);
+  }
+
+  /** Committed entities after `afterKey` in key order (for the benchmark-only in-loop sweep). */
+  keysAfter(afterKey: string | null, limit: number): Array<[string, StoredEntity]> {
+    return this.store.keysAfter(afterKey, limit);
+  }
+
+  /**
+   * One Kafka transaction: the cache's changes to the changelog, results, dead letters and,
+   * when records were consumed, their offsets; then the flush of the cache to SQLite.
+   */
+  private async commitTransaction(
+    cache: WriteCache,
+    results: Message[],
+    deadLetters: Message[],
+    consumed?: Pick<InputBatch, 'topic' | 'partition' | 'lastOffset'>,
+  ): Promise<{ changes: number; committedAt: number }> {
+    const now = this.deps.now ?? Date.now;
+    const { topics } = this.deps;
     // The changelog gets the last value per key of this batch (coalesced, like Kafka
     // Streams' record cache), always on the task's own partition.
     const changes = [...cache.entries()];
@@ -159,10 +202,12 @@ export class Task {
         const meta = sent.find((r) => r.topicName === topics.changelog && r.partition === this.id);
         if (meta?.baseOffset !== undefined) checkpoint = (BigInt(meta.baseOffset) + BigInt(changelog.length)).toString();
       }
-      await tx.sendOffsets({
-        consumerGroupId: this.deps.groupId,
-        topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: (BigInt(batch.lastOffset) + 1n).toString() }] }],
-      });
+      if (consumed) {
+        await tx.sendOffsets({
+          consumerGroupId: this.deps.groupId,
+          topics: [{ topic: consumed.topic, partitions: [{ partition: consumed.partition, offset: (BigInt(consumed.lastOffset) + 1n).toString() }] }],
+        });
+      }
       await tx.commit();
     } catch (err) {
       await tx.abort().catch(() => undefined);
@@ -173,11 +218,7 @@ export class Task {
     // Committed in Kafka: now make SQLite reflect it. A crash right here is repaired by
     // restore, which replays the changelog from the previous checkpoint.
     if (changes.length > 0) this.store.commit(changes, checkpoint ?? this.store.checkpoint() ?? '0');
-
-    for (const [outcome, n] of Object.entries(eventOutcomes)) if (n > 0) metrics.events.inc({ outcome }, n);
-    for (const [outcome, n] of commandOutcomes) metrics.commands.inc({ outcome }, n);
-    for (const m of batch.messages) metrics.commitLatencySeconds.observe(Math.max(0, committedAt - Number(m.timestamp)) / 1000);
-    return { records: batch.messages.length, changes: changes.length, results: results.length, deadLetters: deadLetters.length };
+    return { changes: changes.length, committedAt };
   }
 
   refreshStoreMetrics(): void {
