@@ -12,6 +12,8 @@ export interface ProcessorDeps {
   domain: EntityDomain;
   logger: Logger;
   metrics: ProcessorMetrics;
+  /** Called when the consumer stopped for good; the process should exit non-zero. */
+  onFatal?: (err: Error) => void;
   /**
    * Benchmark-only (bench/, with in-loop-sweep.ts): runs inside the task's exclusive section
    * right after each batch's transaction committed. The service never sets it.
@@ -115,10 +117,15 @@ export class Processor {
       const owned = tasksOf(payload.memberAssignment);
       this.joined = true;
       logger.info({ tasks: owned, generation: payload.groupId }, 'joined the group');
+      // Partitions paused after a fencing are ours again (or gone): consume them normally.
+      consumer.resume(Object.entries(payload.memberAssignment).map(([topic, partitions]) => ({ topic, partitions })));
       this.tasks.assign(owned).catch((err: unknown) => logger.error({ err }, 'preparing assigned tasks failed'));
     });
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       logger.error({ err: payload.error, restart: payload.restart }, 'consumer crashed');
+      // kafkajs gives up on non-retriable errors: without a consumer this instance is useless,
+      // so let the orchestrator restart it (Kafka Streams' thread death, same answer).
+      if (!payload.restart && !this.stopping) this.deps.onFatal?.(payload.error);
     });
     await consumer.connect();
     await consumer.subscribe({ topics: [config.eventsTopic, config.commandsTopic], fromBeginning: true });
@@ -128,21 +135,17 @@ export class Processor {
       partitionsConsumedConcurrently: config.concurrency,
       eachBatch: async ({ batch, heartbeat, resolveOffset, isRunning, isStale }) => {
         if (!isRunning() || isStale() || batch.messages.length === 0) return;
-        const task = await withHeartbeat(this.tasks.acquire(batch.partition), heartbeat);
         const started = process.hrtime.bigint();
         try {
-          await task.exclusive(async () => {
-            const input = { topic: batch.topic, partition: batch.partition, messages: batch.messages, lastOffset: batch.lastOffset() };
-            const outcome = await task.process(input);
-            await this.deps.betweenBatches?.(task, input, outcome);
-          });
+          const task = await withHeartbeat(this.tasks.acquire(batch.partition), heartbeat);
+          await task.exclusive(() =>
+            task.process({ topic: batch.topic, partition: batch.partition, messages: batch.messages, lastOffset: batch.lastOffset() }),
+          );
         } catch (err) {
-          // The transaction was aborted: nothing of this batch is visible. Drop the task so the
-          // next batch starts from a fresh producer (and, if fenced, from the new owner's state).
-          const fenced = isFencedError(err);
-          logger.warn({ err, task: batch.partition, topic: batch.topic, fenced }, 'batch failed; transaction aborted');
-          await this.tasks.release(batch.partition);
-          throw err;
+          // Never rethrow to kafkajs: it would retry this batch from its in-memory position
+          // (wrong if the commit actually succeeded) or stop consuming for good.
+          await withHeartbeat(this.recover(batch.topic, batch.partition, err), heartbeat);
+          return;
         }
         metrics.batchSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
         metrics.consumerLag.set({ topic: batch.topic, partition: String(batch.partition) }, Number(batch.offsetLag()));
@@ -154,6 +157,57 @@ export class Processor {
       this.tasks.forEachReady((t) => t.refreshStoreMetrics()).catch(() => undefined);
     }, 5_000);
     this.storeMetricsTimer.unref();
+  }
+
+  /**
+   * After a failed batch nothing of it is visible, or — if the commit succeeded but its
+   * answer was lost, or SQLite failed after it — all of it is. Either way the truth is in
+   * Kafka: drop the task (its store is restored from the changelog on next use), re-own its
+   * transactional id (which completes any pending transaction), and re-read the partition
+   * from the group's committed offset. A fenced task belongs to another instance now: pause
+   * it until the rebalance takes it away.
+   */
+  private async recover(topic: string, partition: number, err: unknown): Promise<void> {
+    const { config, logger } = this.deps;
+    const consumer = this.consumer!;
+    const fenced = isFencedError(err);
+    logger.warn({ err, task: partition, topic, fenced }, 'batch failed; transaction aborted, recovering the task');
+    await this.tasks.release(partition);
+    const both = [
+      { topic: config.eventsTopic, partitions: [partition] },
+      { topic: config.commandsTopic, partitions: [partition] },
+    ];
+    if (fenced) {
+      consumer.pause(both);
+      return;
+    }
+    try {
+      await this.tasks.acquire(partition);
+      consumer.seek({ topic, partition, offset: await this.committedOffset(topic, partition) });
+    } catch (retryErr) {
+      logger.warn({ err: retryErr, task: partition }, 'task recovery failed; pausing it and retrying shortly');
+      consumer.pause(both);
+      setTimeout(() => {
+        if (this.stopping) return;
+        this.recover(topic, partition, retryErr)
+          .then(() => consumer.resume(both))
+          .catch(() => undefined);
+      }, 2_000).unref();
+    }
+  }
+
+  private async committedOffset(topic: string, partition: number): Promise<string> {
+    const admin = this.kafka.admin();
+    await admin.connect();
+    try {
+      const [committed] = await admin.fetchOffsets({ groupId: this.groupId, topics: [topic] });
+      const offset = committed?.partitions.find((p) => p.partition === partition)?.offset ?? '-1';
+      if (offset !== '-1') return offset;
+      const low = (await admin.fetchTopicOffsets(topic)).find((o) => o.partition === partition)?.low ?? '0';
+      return low;
+    } finally {
+      await admin.disconnect();
+    }
   }
 
   /** Leaves the group after the running batches; every task closes its store and producer. */

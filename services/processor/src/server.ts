@@ -19,7 +19,16 @@ async function main(): Promise<void> {
   }
   const logger = pino({ level: config.logLevel, base: { service: 'processor', app: config.appId } });
   const metrics = createProcessorMetrics();
-  const processor = new Processor({ config, domain: accountsDomain, logger, metrics });
+  const processor = new Processor({
+    config,
+    domain: accountsDomain,
+    logger,
+    metrics,
+    onFatal: (err) => {
+      logger.fatal({ err }, 'the consumer stopped for good; exiting so the orchestrator restarts the processor');
+      process.exit(1);
+    },
+  });
   const app = buildApp({ processor, metrics, logger });
   await app.listen({ host: config.httpHost, port: config.httpPort });
 
