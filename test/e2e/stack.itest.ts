@@ -24,9 +24,11 @@ const topicsEnv = {
 };
 
 async function buildImage(service: string): Promise<GenericContainer> {
-  return GenericContainer.fromDockerfile(ROOT, `services/${service}/Dockerfile`).withBuildArgs(buildArgs).build(`state-relay/${service}:e2e`, {
-    deleteOnExit: false,
-  });
+  return GenericContainer.fromDockerfile(ROOT, `services/${service}/Dockerfile`)
+    .withBuildArgs(buildArgs)
+    .build(`state-relay/${service}:e2e`, {
+      deleteOnExit: false,
+    });
 }
 
 describe('the deployed stack (e2e, containers)', () => {
@@ -79,7 +81,9 @@ describe('the deployed stack (e2e, containers)', () => {
 
     const oracle = accountsOracle(events);
     const asOf = Date.now();
-    const dormant = [...oracle].filter(([, v]) => evaluateCondition(DORMANCY_SWEEP.condition, v, { asOf })).map(([k]) => k);
+    const dormant = [...oracle]
+      .filter(([, v]) => evaluateCondition(DORMANCY_SWEEP.condition, v, { asOf }))
+      .map(([k]) => k);
     expect(dormant.length).toBeGreaterThan(100);
 
     const created = await fetch(`${scannerUrl()}/scans`, {
@@ -92,7 +96,10 @@ describe('the deployed stack (e2e, containers)', () => {
     const done = await waitUntil(
       async () => {
         const res = await fetch(`${scannerUrl()}/scans/${scan.id}`, { headers: { authorization: `Bearer ${TOKEN}` } });
-        const body = (await res.json()) as { status: string; counts: { matched: number; emitted: number; results: Record<string, number> } };
+        const body = (await res.json()) as {
+          status: string;
+          counts: { matched: number; emitted: number; results: Record<string, number> };
+        };
         return ['completed', 'failed', 'cancelled'].includes(body.status) ? body : undefined;
       },
       { timeoutMs: 180_000, intervalMs: 500, message: 'the scan to finish' },

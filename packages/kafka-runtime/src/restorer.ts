@@ -57,7 +57,10 @@ export async function restoreChangelog(req: RestoreRequest): Promise<RestoreSumm
   for (const [partition, from] of req.from) {
     const end = ends.get(partition);
     if (end === undefined) {
-      throw new KafkaRuntimeError(KafkaRuntimeErrorCodes.RESTORE_FAILED, `changelog ${req.topic} has no partition ${partition}`);
+      throw new KafkaRuntimeError(
+        KafkaRuntimeErrorCodes.RESTORE_FAILED,
+        `changelog ${req.topic} has no partition ${partition}`,
+      );
     }
     const first = from ?? 0n;
     if (first >= end) continue;
@@ -119,14 +122,20 @@ export async function restoreChangelog(req: RestoreRequest): Promise<RestoreSumm
     const deadline = Date.now() + (req.timeoutMs ?? 600_000);
     while (!finished() && !failure) {
       if (Date.now() > deadline) {
-        throw new KafkaRuntimeError(KafkaRuntimeErrorCodes.RESTORE_FAILED, `restore of ${req.topic} did not reach the end in time`, {
-          retriable: true,
-        });
+        throw new KafkaRuntimeError(
+          KafkaRuntimeErrorCodes.RESTORE_FAILED,
+          `restore of ${req.topic} did not reach the end in time`,
+          {
+            retriable: true,
+          },
+        );
       }
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     if (failure) {
-      throw new KafkaRuntimeError(KafkaRuntimeErrorCodes.RESTORE_FAILED, `applying ${req.topic} records failed`, { cause: failure });
+      throw new KafkaRuntimeError(KafkaRuntimeErrorCodes.RESTORE_FAILED, `applying ${req.topic} records failed`, {
+        cause: failure,
+      });
     }
   } finally {
     await consumer.disconnect().catch(() => undefined);

@@ -1,6 +1,14 @@
 import { Kafka } from 'kafkajs';
 import { createTopics, kafkaClient, testBrokers, uniqueName, waitUntil } from '@state-relay/testkit';
-import { assertCoPartitioned, CoPartitionedAssigner, connectTaskProducer, ensureTopics, NotCoPartitionedError, restoreChangelog, tasksOf } from '../src';
+import {
+  assertCoPartitioned,
+  CoPartitionedAssigner,
+  connectTaskProducer,
+  ensureTopics,
+  NotCoPartitionedError,
+  restoreChangelog,
+  tasksOf,
+} from '../src';
 
 describe('kafka-runtime against a real broker', () => {
   let kafka: Kafka;
@@ -93,7 +101,9 @@ describe('kafka-runtime against a real broker', () => {
         await c.subscribe({ topics: [a, b] });
         await c.run({ eachBatch: async () => undefined });
       }
-      await waitUntil(() => assignments.every((x) => tasksOf(x).length === 2), { message: 'both members to own two tasks' });
+      await waitUntil(() => assignments.every((x) => tasksOf(x).length === 2), {
+        message: 'both members to own two tasks',
+      });
       for (const x of assignments) expect(x[a]).toEqual(x[b]);
       expect([...tasksOf(assignments[0]!), ...tasksOf(assignments[1]!)].sort()).toEqual([0, 1, 2, 3]);
     } finally {

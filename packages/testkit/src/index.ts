@@ -11,6 +11,9 @@ export { freePort } from './free-port';
 /** Bootstrap servers of this test run's shared broker (set by the integration globalSetup). */
 export function testBrokers(): string[] {
   const brokers = process.env.STATE_RELAY_TEST_BROKERS;
-  if (!brokers) throw new Error('STATE_RELAY_TEST_BROKERS is not set: run integration tests through jest --selectProjects integration');
+  if (!brokers)
+    throw new Error(
+      'STATE_RELAY_TEST_BROKERS is not set: run integration tests through jest --selectProjects integration',
+    );
   return brokers.split(',');
 }

@@ -31,7 +31,11 @@ describe('a real Kafka broker under Testcontainers', () => {
   }
 
   /** Consumes `input`, produces each value upper-cased to `output` in one transaction, then commits or aborts. */
-  async function transformOnce(topics: { input: string; output: string }, groupId: string, outcome: 'commit' | 'abort'): Promise<number> {
+  async function transformOnce(
+    topics: { input: string; output: string },
+    groupId: string,
+    outcome: 'commit' | 'abort',
+  ): Promise<number> {
     const producer = kafka.producer({ transactionalId: uniqueName('tx'), idempotent: true, maxInFlightRequests: 1 });
     const consumer = kafka.consumer({ groupId, readUncommitted: false });
     await producer.connect();
@@ -49,7 +53,12 @@ describe('a real Kafka broker under Testcontainers', () => {
         });
         await tx.sendOffsets({
           consumerGroupId: groupId,
-          topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: String(BigInt(batch.lastOffset()) + 1n) }] }],
+          topics: [
+            {
+              topic: batch.topic,
+              partitions: [{ partition: batch.partition, offset: String(BigInt(batch.lastOffset()) + 1n) }],
+            },
+          ],
         });
         if (outcome === 'commit') await tx.commit();
         else await tx.abort();
@@ -75,7 +84,11 @@ describe('a real Kafka broker under Testcontainers', () => {
     await producer.connect();
     await producer.send({
       topic: input,
-      messages: Array.from({ length: 30 }, (_, i) => ({ key: `key-${i}`, value: `value-${i}`, headers: { n: String(i) } })),
+      messages: Array.from({ length: 30 }, (_, i) => ({
+        key: `key-${i}`,
+        value: `value-${i}`,
+        headers: { n: String(i) },
+      })),
     });
     await producer.disconnect();
 

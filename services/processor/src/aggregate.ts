@@ -31,11 +31,23 @@ export interface AggregateResult {
  * and applied through the same next-entity construction, so a command has no side door
  * into the store. Pure: no clock, no I/O.
  */
-export function aggregate(domain: EntityDomain, key: string, input: AggregateInput, current: StoredEntity | undefined): AggregateResult {
-  return input.kind === 'event' ? applyEvent(domain, key, input.event, current) : applyCommand(domain, input.command, current);
+export function aggregate(
+  domain: EntityDomain,
+  key: string,
+  input: AggregateInput,
+  current: StoredEntity | undefined,
+): AggregateResult {
+  return input.kind === 'event'
+    ? applyEvent(domain, key, input.event, current)
+    : applyCommand(domain, input.command, current);
 }
 
-function applyEvent(domain: EntityDomain, key: string, event: DomainEvent, current: StoredEntity | undefined): AggregateResult {
+function applyEvent(
+  domain: EntityDomain,
+  key: string,
+  event: DomainEvent,
+  current: StoredEntity | undefined,
+): AggregateResult {
   const value = domain.applyEvent(key, event, current?.value);
   if (value === null) return { next: current ? null : undefined };
   if (current && value === current.value) return { next: undefined };
@@ -47,7 +59,11 @@ function remember(ids: string[], id: string): string[] {
   return next.length > MAX_REMEMBERED_COMMAND_IDS ? next.slice(next.length - MAX_REMEMBERED_COMMAND_IDS) : next;
 }
 
-function applyCommand(domain: EntityDomain, command: UpdateCommand, current: StoredEntity | undefined): AggregateResult {
+function applyCommand(
+  domain: EntityDomain,
+  command: UpdateCommand,
+  current: StoredEntity | undefined,
+): AggregateResult {
   if (current?.commandIds.includes(command.commandId)) {
     return { next: undefined, verdict: { outcome: 'duplicate', version: current.version } };
   }
@@ -57,7 +73,10 @@ function applyCommand(domain: EntityDomain, command: UpdateCommand, current: Sto
   ];
   if (issues.length > 0) {
     const reason = issues.map((i) => `${i.path}: ${i.message}`).join('; ');
-    return { next: undefined, verdict: { outcome: 'invalid', reason, ...(current ? { version: current.version } : {}) } };
+    return {
+      next: undefined,
+      verdict: { outcome: 'invalid', reason, ...(current ? { version: current.version } : {}) },
+    };
   }
   if (!current) return { next: undefined, verdict: { outcome: 'not_found' } };
 

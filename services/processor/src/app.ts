@@ -30,11 +30,20 @@ export function buildApp({ processor, metrics, logger }: AppDeps): FastifyInstan
     return reply.status(status).send({ error: err.code ?? 'bad_request', message: err.message });
   });
 
-  app.get('/healthz', { schema: { response: { 200: Type.Object({ status: Type.Literal('ok') }) } } }, async () => ({ status: 'ok' as const }));
+  app.get('/healthz', { schema: { response: { 200: Type.Object({ status: Type.Literal('ok') }) } } }, async () => ({
+    status: 'ok' as const,
+  }));
 
   app.get(
     '/readyz',
-    { schema: { response: { 200: Type.Object({ ready: Type.Boolean(), tasks: Type.Array(Type.Integer()) }), 503: Type.Object({ ready: Type.Boolean(), tasks: Type.Array(Type.Integer()) }) } } },
+    {
+      schema: {
+        response: {
+          200: Type.Object({ ready: Type.Boolean(), tasks: Type.Array(Type.Integer()) }),
+          503: Type.Object({ ready: Type.Boolean(), tasks: Type.Array(Type.Integer()) }),
+        },
+      },
+    },
     async (_req, reply) => {
       const body = { ready: processor.isReady, tasks: processor.tasks.owned };
       return reply.status(body.ready ? 200 : 503).send(body);

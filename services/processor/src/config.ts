@@ -54,7 +54,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): ProcessorConfig {
   };
   const topic = (name: string, fallback: string): string => {
     const t = str(name, fallback);
-    if (!TOPIC.test(t)) problems.push(`${name} must be a Kafka topic name ([A-Za-z0-9._-], at most 249 chars), got "${t}"`);
+    if (!TOPIC.test(t))
+      problems.push(`${name} must be a Kafka topic name ([A-Za-z0-9._-], at most 249 chars), got "${t}"`);
     return t;
   };
 
@@ -62,13 +63,15 @@ export function loadConfig(env: NodeJS.ProcessEnv): ProcessorConfig {
     .split(',')
     .map((b) => b.trim())
     .filter(Boolean);
-  for (const b of brokers) if (!/^[^:\s]+:\d{1,5}$/.test(b)) problems.push(`KAFKA_BROKERS entries must be host:port, got "${b}"`);
+  for (const b of brokers)
+    if (!/^[^:\s]+:\d{1,5}$/.test(b)) problems.push(`KAFKA_BROKERS entries must be host:port, got "${b}"`);
   const appId = str('APP_ID', 'state-relay');
   if (!TOPIC.test(appId)) problems.push(`APP_ID must use only [A-Za-z0-9._-], got "${appId}"`);
   const storeName = str('STORE_NAME', 'accounts');
   if (!TOPIC.test(storeName)) problems.push(`STORE_NAME must use only [A-Za-z0-9._-], got "${storeName}"`);
   const logLevel = str('LOG_LEVEL', 'info');
-  if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  if (!LOG_LEVELS.includes(logLevel))
+    problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
 
   const config: ProcessorConfig = {
     brokers,

@@ -58,7 +58,11 @@ export function createProcessorMetrics() {
       labelNames: ['topic', 'partition'] as const,
       registers: [registry],
     }),
-    tasksOwned: new Gauge({ name: 'processor_tasks_owned', help: 'Tasks (partitions) owned by this instance', registers: [registry] }),
+    tasksOwned: new Gauge({
+      name: 'processor_tasks_owned',
+      help: 'Tasks (partitions) owned by this instance',
+      registers: [registry],
+    }),
   };
 }
 

@@ -16,7 +16,13 @@ async function seed(): Promise<void> {
   if (!Number.isInteger(accounts) || accounts < 1 || !Number.isInteger(perAccount) || perAccount < 1) {
     throw new Error('usage: seed [accounts >= 1] [eventsPerAccount >= 1]');
   }
-  const events = generateAccountEvents({ accounts, eventsPerAccount: perAccount, seed: 42, now: Date.now(), dormantFraction: 0.3 });
+  const events = generateAccountEvents({
+    accounts,
+    eventsPerAccount: perAccount,
+    seed: 42,
+    now: Date.now(),
+    dormantFraction: 0.3,
+  });
   const kafka = new Kafka({ clientId: 'state-relay-seed', brokers, logLevel: logLevel.ERROR });
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
   await producer.connect();

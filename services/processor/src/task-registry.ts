@@ -104,7 +104,9 @@ export class TaskRegistry {
       for (const id of ids) stores.set(id, TaskStore.open({ dir: this.deps.stateDir, task: id }));
       // Fence earlier owners first: their open transactions are aborted before we read the end.
       const producers = await Promise.all(
-        ids.map((task) => connectTaskProducer({ kafka, appId, task, transactionTimeoutMs: this.deps.transactionTimeoutMs })),
+        ids.map((task) =>
+          connectTaskProducer({ kafka, appId, task, transactionTimeoutMs: this.deps.transactionTimeoutMs }),
+        ),
       );
       ids.forEach((id, i) => tasks.set(id, new Task(id, stores.get(id)!, producers[i]!, this.deps)));
 
@@ -117,7 +119,10 @@ export class TaskRegistry {
         const end = ends.get(id) ?? 0n;
         if (checkpoint !== null && BigInt(checkpoint) > end) {
           // The store is ahead of its changelog: the topic was recreated. Trust the changelog.
-          logger.warn({ task: id, checkpoint, end }, 'store checkpoint is past the changelog end; rebuilding the store');
+          logger.warn(
+            { task: id, checkpoint, end },
+            'store checkpoint is past the changelog end; rebuilding the store',
+          );
           store.wipe();
           from.set(id, null);
         } else {
@@ -132,7 +137,10 @@ export class TaskRegistry {
         from,
         groupPrefix: `${appId}-restore`,
         apply: (partition, records, next) => {
-          const changes: Array<[string, StoredEntity | null]> = records.map((r) => [r.key!.toString('utf8'), decodeStoredEntity(r.key, r.value)]);
+          const changes: Array<[string, StoredEntity | null]> = records.map((r) => [
+            r.key!.toString('utf8'),
+            decodeStoredEntity(r.key, r.value),
+          ]);
           stores.get(partition)!.commit(changes, next.toString());
         },
         onProgress: (restored, total) => {

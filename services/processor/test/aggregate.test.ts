@@ -63,7 +63,10 @@ describe('aggregate: commands', () => {
   });
 
   it('rejects a stale expected version', () => {
-    expect(run(account(), dormancy({ expectedVersion: 2 })).verdict).toMatchObject({ outcome: 'version_conflict', version: 3 });
+    expect(run(account(), dormancy({ expectedVersion: 2 })).verdict).toMatchObject({
+      outcome: 'version_conflict',
+      version: 3,
+    });
     expect(run(account(), dormancy({ expectedVersion: 3 })).verdict?.outcome).toBe('applied');
   });
 
@@ -86,7 +89,10 @@ describe('aggregate: commands', () => {
   });
 
   it('delete yields a tombstone', () => {
-    expect(run(account(), dormancy({ action: { delete: true } }))).toEqual({ next: null, verdict: { outcome: 'applied', version: 4 } });
+    expect(run(account(), dormancy({ action: { delete: true } }))).toEqual({
+      next: null,
+      verdict: { outcome: 'applied', version: 4 },
+    });
   });
 
   it('named domain actions run through the same path', () => {
@@ -98,7 +104,14 @@ describe('aggregate: commands', () => {
   it('remembers at most 64 command ids, oldest dropped first', () => {
     let current = account();
     for (let i = 0; i < 70; i++) {
-      current = run(current, dormancy({ commandId: `c-${i}`, condition: { field: 'status', op: 'exists' }, action: { increment: { balance: 1 } } })).next!;
+      current = run(
+        current,
+        dormancy({
+          commandId: `c-${i}`,
+          condition: { field: 'status', op: 'exists' },
+          action: { increment: { balance: 1 } },
+        }),
+      ).next!;
     }
     expect(current.commandIds).toHaveLength(64);
     expect(current.commandIds[0]).toBe('c-6');
@@ -108,14 +121,27 @@ describe('aggregate: commands', () => {
 
 describe('aggregate: events', () => {
   it('folds an event into a new version', () => {
-    const created = aggregate(accountsDomain, 'acct-1', { kind: 'event', event: { type: 'signed_up', at: asOf, data: {} } }, undefined);
+    const created = aggregate(
+      accountsDomain,
+      'acct-1',
+      { kind: 'event', event: { type: 'signed_up', at: asOf, data: {} } },
+      undefined,
+    );
     expect(created.next).toMatchObject({ version: 1, value: { status: 'active', balance: 0 } });
     expect(created.verdict).toBeUndefined();
-    const paid = aggregate(accountsDomain, 'acct-1', { kind: 'event', event: { type: 'payment', at: asOf + 1, data: { amount: 250 } } }, created.next!);
+    const paid = aggregate(
+      accountsDomain,
+      'acct-1',
+      { kind: 'event', event: { type: 'payment', at: asOf + 1, data: { amount: 250 } } },
+      created.next!,
+    );
     expect(paid.next).toMatchObject({ version: 2, value: { balance: 250 } });
   });
 
   it('an event for an account that does not exist writes nothing', () => {
-    expect(aggregate(accountsDomain, 'acct-1', { kind: 'event', event: { type: 'activity', at: asOf, data: {} } }, undefined).next).toBeUndefined();
+    expect(
+      aggregate(accountsDomain, 'acct-1', { kind: 'event', event: { type: 'activity', at: asOf, data: {} } }, undefined)
+        .next,
+    ).toBeUndefined();
   });
 });

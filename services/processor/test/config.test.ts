@@ -12,7 +12,13 @@ describe('processor config', () => {
   it('reports every bad value at once, each with its variable name', () => {
     let error: unknown;
     try {
-      loadConfig({ KAFKA_BROKERS: 'nohostport', PARTITIONS: 'zero', HTTP_PORT: '70000', EVENTS_TOPIC: 'bad topic!', LOG_LEVEL: 'loud' });
+      loadConfig({
+        KAFKA_BROKERS: 'nohostport',
+        PARTITIONS: 'zero',
+        HTTP_PORT: '70000',
+        EVENTS_TOPIC: 'bad topic!',
+        LOG_LEVEL: 'loud',
+      });
     } catch (err) {
       error = err;
     }

@@ -125,7 +125,11 @@ export class ProcessorProcess {
   }
 }
 
-export async function produceEvents(kafka: Kafka, topic: string, events: Array<{ key: string; event: DomainEvent }>): Promise<void> {
+export async function produceEvents(
+  kafka: Kafka,
+  topic: string,
+  events: Array<{ key: string; event: DomainEvent }>,
+): Promise<void> {
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
   await producer.connect();
   try {
@@ -166,7 +170,10 @@ export async function changelogState(kafka: Kafka, topic: string): Promise<Map<s
   const records = await readTopic(kafka, topic, { isolation: 'read_committed', timeoutMs: 60_000 });
   const state = new Map<string, StoredEntity>();
   for (const r of records) {
-    const entity = decodeStoredEntity(r.key ? Buffer.from(r.key) : null, r.value === null ? null : Buffer.from(r.value));
+    const entity = decodeStoredEntity(
+      r.key ? Buffer.from(r.key) : null,
+      r.value === null ? null : Buffer.from(r.value),
+    );
     if (entity) state.set(r.key!, entity);
     else state.delete(r.key!);
   }

@@ -2,7 +2,15 @@ import { accountsOracle } from '@state-relay/accounts';
 import { commandIdFor, decodeCommandResult, encodeCommand, type UpdateCommand } from '@state-relay/contracts';
 import { kafkaClient, readTopic, testBrokers, waitUntil } from '@state-relay/testkit';
 import type { Kafka } from 'kafkajs';
-import { changelogState, demoEvents, newDeployment, produceEvents, ProcessorProcess, waitCaughtUp, type Deployment } from './harness';
+import {
+  changelogState,
+  demoEvents,
+  newDeployment,
+  produceEvents,
+  ProcessorProcess,
+  waitCaughtUp,
+  type Deployment,
+} from './harness';
 
 describe('processor against a real broker', () => {
   let kafka: Kafka;
@@ -78,15 +86,23 @@ describe('processor against a real broker', () => {
     ];
     const producer = kafka.producer();
     await producer.connect();
-    await producer.send({ topic: d.commandsTopic, messages: commands.map((c) => ({ key: c.key, value: encodeCommand(c) })) });
+    await producer.send({
+      topic: d.commandsTopic,
+      messages: commands.map((c) => ({ key: c.key, value: encodeCommand(c) })),
+    });
     await producer.disconnect();
 
-    const results = (await readTopic(kafka, d.resultsTopic, { count: commands.length, isolation: 'read_committed' })).map((r) =>
-      decodeCommandResult(Buffer.from(r.key!), Buffer.from(r.value!)),
-    );
+    const results = (
+      await readTopic(kafka, d.resultsTopic, { count: commands.length, isolation: 'read_committed' })
+    ).map((r) => decodeCommandResult(Buffer.from(r.key!), Buffer.from(r.value!)));
     const byScan = Object.fromEntries(results.map((r) => [r.scanId, r.outcome]));
     expect(results).toHaveLength(commands.length);
-    expect(results.filter((r) => r.scanId === 'scan-applied').map((r) => r.outcome).sort()).toEqual(['applied', 'duplicate']);
+    expect(
+      results
+        .filter((r) => r.scanId === 'scan-applied')
+        .map((r) => r.outcome)
+        .sort(),
+    ).toEqual(['applied', 'duplicate']);
     expect(byScan['scan-false']).toBe('condition_false');
     expect(byScan['scan-conflict']).toBe('version_conflict');
     expect(byScan['scan-missing']).toBe('not_found');
@@ -118,7 +134,10 @@ describe('processor against a real broker', () => {
         { key: 'acct-1', value: JSON.stringify({ type: 'signed_up', at: 1000, data: {} }) },
       ],
     });
-    await producer.send({ topic: d.commandsTopic, messages: [{ key: 'acct-1', value: JSON.stringify({ scanId: 's' }) }] });
+    await producer.send({
+      topic: d.commandsTopic,
+      messages: [{ key: 'acct-1', value: JSON.stringify({ scanId: 's' }) }],
+    });
     await producer.disconnect();
 
     const dlq = await readTopic(kafka, d.deadLetterTopic, { count: 4, isolation: 'read_committed' });
@@ -128,8 +147,12 @@ describe('processor against a real broker', () => {
     expect(notJson.value).toBe('{not json');
     expect(notJson.headers['dlq.source.topic']).toBe(d.eventsTopic);
     expect(notJson.headers['dlq.source.offset']).toBe('0');
-    expect(dlq.find((r) => r.headers['dlq.code'] === 'EVENT_INVALID')!.headers['dlq.reason']).toMatch(/value.type: unknown account event type/);
-    expect(dlq.find((r) => r.headers['dlq.code'] === 'SCHEMA_INVALID')!.headers['dlq.source.topic']).toBe(d.commandsTopic);
+    expect(dlq.find((r) => r.headers['dlq.code'] === 'EVENT_INVALID')!.headers['dlq.reason']).toMatch(
+      /value.type: unknown account event type/,
+    );
+    expect(dlq.find((r) => r.headers['dlq.code'] === 'SCHEMA_INVALID')!.headers['dlq.source.topic']).toBe(
+      d.commandsTopic,
+    );
 
     // The good event after the poison was applied.
     await waitCaughtUp(kafka, d.appId, d.eventsTopic);
@@ -172,7 +195,9 @@ describe('processor against a real broker', () => {
     const b = await launch(d);
     await waitUntil(
       async () => {
-        const [ra, rb] = await Promise.all([a, b].map(async (p) => (await fetch(`${await p.url}/readyz`)).json() as Promise<{ tasks: number[] }>));
+        const [ra, rb] = await Promise.all(
+          [a, b].map(async (p) => (await fetch(`${await p.url}/readyz`)).json() as Promise<{ tasks: number[] }>),
+        );
         return ra!.tasks.length === 2 && rb!.tasks.length === 2;
       },
       { timeoutMs: 90_000, message: 'the two instances to own two tasks each' },
@@ -189,12 +214,16 @@ describe('processor against a real broker', () => {
 
     // A leaves: B takes every task and serves the whole state.
     expect(await a.stop()).toBe(0);
-    await waitUntil(async () => ((await (await fetch(`${await b.url}/readyz`)).json()) as { tasks: number[] }).tasks.length === 4, {
-      timeoutMs: 90_000,
-      message: 'B to own all tasks',
-    });
+    await waitUntil(
+      async () => ((await (await fetch(`${await b.url}/readyz`)).json()) as { tasks: number[] }).tasks.length === 4,
+      {
+        timeoutMs: 90_000,
+        message: 'B to own all tasks',
+      },
+    );
     await b.waitReady();
-    for (const key of [...oracle.keys()].slice(0, 40)) expect([key, (await b.getState(key)).body.value]).toEqual([key, oracle.get(key)]);
+    for (const key of [...oracle.keys()].slice(0, 40))
+      expect([key, (await b.getState(key)).body.value]).toEqual([key, oracle.get(key)]);
     expectOracle(await changelogState(kafka, d.changelogTopic), oracle);
   });
 });

@@ -1,7 +1,6 @@
 import { startKafka, StartedKafka } from '../kafka-container';
 
 declare global {
-  // eslint-disable-next-line no-var
   var __STATE_RELAY_KAFKA__: StartedKafka | undefined;
 }
 
