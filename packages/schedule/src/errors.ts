@@ -1,0 +1,38 @@
+export const ScheduleErrorCode = {
+  INVALID: 'SCHEDULE_INVALID',
+  BAD_ARGUMENT: 'SCHEDULE_BAD_ARGUMENT',
+} as const;
+export type ScheduleErrorCode = (typeof ScheduleErrorCode)[keyof typeof ScheduleErrorCode];
+
+/** One problem with a schedule spec: `path` is a JSON pointer into the spec ("/cron", "/timeZone"). */
+export interface ScheduleIssue {
+  path: string;
+  message: string;
+}
+
+/** Base of every error this package throws. */
+export abstract class ScheduleError extends Error {
+  abstract readonly code: ScheduleErrorCode;
+  /** Schedules are pure functions of their input: the same input fails the same way, so retrying never helps. */
+  readonly retriable = false as const;
+}
+
+/** A spec that is not a valid schedule; `issues` names every offending field, the message lists them. */
+export class ScheduleValidationError extends ScheduleError {
+  static readonly code = ScheduleErrorCode.INVALID;
+  override readonly name = 'ScheduleValidationError';
+  readonly code = ScheduleErrorCode.INVALID;
+  readonly issues: ScheduleIssue[];
+
+  constructor(issues: ScheduleIssue[]) {
+    super(issues.map((i) => `${i.path || '/'}: ${i.message}`).join('; '));
+    this.issues = issues;
+  }
+}
+
+/** A caller's mistake, not the user's: a missing anchor, a time that is not a finite epoch-ms number. */
+export class ScheduleArgumentError extends ScheduleError {
+  static readonly code = ScheduleErrorCode.BAD_ARGUMENT;
+  override readonly name = 'ScheduleArgumentError';
+  readonly code = ScheduleErrorCode.BAD_ARGUMENT;
+}
