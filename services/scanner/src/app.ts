@@ -1,0 +1,83 @@
+import swagger from '@fastify/swagger';
+import fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { toErrorReply } from './http-errors';
+import { healthRoutes } from './routes/health';
+import { scanRoutes } from './routes/scans';
+import type { ReplicaHealth, ScanService } from './scan-service';
+
+export interface AppDeps {
+  scans: ScanService;
+  replica: ReplicaHealth;
+  metrics: { registry: Registry };
+  logger: Logger;
+  apiToken: string;
+  maxBodyBytes: number;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    scans: ScanService;
+    replica: ReplicaHealth;
+    metricsRegistry: Registry;
+  }
+}
+
+/** The scanner's collaborators as decorations, so route plugins reach them typed. */
+export const scannerServices = fp(
+  async (app: FastifyInstance, deps: Pick<AppDeps, 'scans' | 'replica' | 'metrics'>) => {
+    app.decorate('scans', deps.scans);
+    app.decorate('replica', deps.replica);
+    app.decorate('metricsRegistry', deps.metrics.registry);
+  },
+  { name: 'scanner-services', fastify: '5.x' },
+);
+
+/**
+ * The scanner's HTTP surface, built without listening so tests `inject`. Validation is strict:
+ * no type coercion and no silent removal of unknown properties, so a wrong type or an unknown
+ * field gets a 400 that names it.
+ */
+export function buildApp(deps: AppDeps): FastifyInstance {
+  const app = fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    // Request lines would log every poll of a following CLI; errors are logged by the handler below.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: deps.maxBodyBytes,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false } },
+  });
+
+  // JSON only: without the text/plain parser, any other body type is a 415.
+  app.removeContentTypeParser('text/plain');
+
+  app.setErrorHandler((err, request, reply) => {
+    const { status, body } = toErrorReply(err, deps.maxBodyBytes);
+    if (status >= 500) request.log.error({ err, url: request.routeOptions.url }, 'request failed');
+    else request.log.debug({ status, error: body.error, url: request.routeOptions.url }, 'request rejected');
+    if (body.error === 'unauthorized') reply.header('www-authenticate', 'Bearer realm="state-relay-scanner"');
+    return reply.status(status).send(body);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply
+      .status(404)
+      .send({ error: 'route_not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` }),
+  );
+
+  app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'state-relay scanner',
+        version: '0.1.0',
+        description: 'Sweeps a read-only replica of the processor’s state and relays conditional update commands.',
+      },
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
+    },
+  });
+  app.register(scannerServices, deps);
+  app.register(healthRoutes);
+  app.register(scanRoutes, { apiToken: deps.apiToken });
+  return app;
+}

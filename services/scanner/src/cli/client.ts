@@ -1,0 +1,62 @@
+import type { ScanView } from '../scan-view';
+
+/** The API answered with an error body, or could not be reached. `message` is the API's own. */
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  constructor(
+    readonly status: number | null,
+    readonly code: string,
+    message: string,
+    readonly issues: Array<{ path: string; message: string }> = [],
+  ) {
+    super(message);
+  }
+}
+
+/** A thin client of the scan API over fetch. The token goes in a header and nowhere else. */
+export class ScannerClient {
+  constructor(
+    private readonly baseUrl: string,
+    private readonly token: string,
+  ) {}
+
+  async createScan(body: unknown): Promise<ScanView> {
+    const { scan } = await this.request<{ scan: ScanView }>('POST', '/scans', body);
+    return scan;
+  }
+
+  getScan(id: string): Promise<ScanView> {
+    return this.request<ScanView>('GET', `/scans/${encodeURIComponent(id)}`);
+  }
+
+  private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    let res: Response;
+    try {
+      res = await fetch(`${this.baseUrl}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${this.token}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(30_000),
+      });
+    } catch (err) {
+      const c = (err as { cause?: { code?: string; message?: string } }).cause;
+      const cause = c?.code ?? c?.message ?? (err as Error).message;
+      throw new ApiError(null, 'unreachable', `cannot reach the scanner at ${this.baseUrl} (${cause})`);
+    }
+    const text = await res.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new ApiError(res.status, 'bad_response', `the scanner answered ${res.status} with a body that is not JSON`);
+    }
+    if (!res.ok) {
+      const e = json as { error?: string; message?: string; issues?: Array<{ path: string; message: string }> };
+      throw new ApiError(res.status, e.error ?? 'error', e.message ?? `HTTP ${res.status}`, e.issues ?? []);
+    }
+    return json as T;
+  }
+}

@@ -1,0 +1,35 @@
+import { COMMAND_OUTCOMES } from '@state-relay/contracts';
+import type { ScanView } from '../scan-view';
+
+/** One line of progress: a bar for the walk, then counts, then results, then the ETA. */
+export function progressLine(scan: ScanView, barWidth = 24): string {
+  const fraction = scan.progress.fraction ?? 0;
+  const filled = Math.round(fraction * barWidth);
+  const bar = `[${'#'.repeat(filled)}${'-'.repeat(barWidth - filled)}]`;
+  const pct = `${Math.floor(fraction * 100)}`.padStart(3);
+  const { scanned, matched, emitted, pending } = scan.counts;
+  const rows = scan.progress.replicaRows === null ? `${scanned}` : `${scanned}/${scan.progress.replicaRows}`;
+  const state = scan.phase === null ? scan.status : `${scan.status}:${scan.phase}`;
+  const eta = scan.progress.etaSeconds === null ? '' : ` eta ${formatSeconds(scan.progress.etaSeconds)}`;
+  return `${bar} ${pct}% ${state} scanned ${rows} matched ${matched} emitted ${emitted} awaiting ${pending}${eta}`;
+}
+
+/** The outcome counts, one per line, after the final status. */
+export function summary(scan: ScanView): string {
+  const lines = [
+    `scan ${scan.id} ${scan.status}${scan.error ? `: ${scan.error}` : ''}`,
+    `  scanned ${scan.counts.scanned}, matched ${scan.counts.matched}, emitted ${scan.counts.emitted}, without result ${scan.counts.pending}`,
+  ];
+  for (const outcome of COMMAND_OUTCOMES) lines.push(`  ${outcome.padEnd(17)} ${scan.counts.results[outcome]}`);
+  if (scan.backoffSeconds > 0)
+    lines.push(`  backed off ${formatSeconds(scan.backoffSeconds)} (processor lag on commands)`);
+  return lines.join('\n');
+}
+
+export function formatSeconds(s: number): string {
+  if (s < 60) return `${Math.ceil(s)}s`;
+  const m = Math.floor(s / 60);
+  return m < 60
+    ? `${m}m${String(Math.ceil(s % 60)).padStart(2, '0')}s`
+    : `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
+}

@@ -1,0 +1,22 @@
+export { buildApp, scannerServices } from './app';
+export type { AppDeps } from './app';
+export { loadConfig, ConfigError } from './config';
+export type { ScannerConfig } from './config';
+export {
+  ERRORS,
+  ScannerError,
+  InvalidRequestError,
+  ScanNotFoundError,
+  ScanFinishedError,
+  ReplicaBehindError,
+} from './errors';
+export type { ErrorCode, FieldIssue } from './errors';
+export { createLogger } from './logger';
+export { createScannerMetrics } from './metrics';
+export type { ScannerMetrics } from './metrics';
+export { Scanner } from './scanner';
+export { ScanEngine } from './scan-engine';
+export { ScanStore } from './scan-store';
+export type { ScanService, ReplicaHealth } from './scan-service';
+export type { ScanView } from './scan-view';
+export type { ScanRecord, ScanSpec, ScanOptions, ScanStatus, ScanPhase } from './scan';

@@ -1,0 +1,375 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { COMMAND_OUTCOMES, type CommandResult } from '@state-relay/contracts';
+import Database from 'better-sqlite3';
+import type { InflightChunk, OutcomeCounts, ScanPhase, ScanRecord, ScanSpec, ScanStatus } from './scan';
+
+const SCHEMA_VERSION = 1;
+const DDL = `
+  CREATE TABLE IF NOT EXISTS scans (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,   -- creation order: FIFO queue, newest-first listing
+    id TEXT NOT NULL UNIQUE,
+    status TEXT NOT NULL,
+    phase TEXT,
+    spec TEXT NOT NULL,                      -- JSON {condition, action, options}
+    as_of INTEGER NOT NULL,
+    cursor TEXT,                             -- last replica key walked and emitted
+    walk_done INTEGER NOT NULL DEFAULT 0,
+    inflight TEXT,                           -- JSON of the chunk being emitted, see InflightChunk
+    scanned INTEGER NOT NULL DEFAULT 0,
+    matched INTEGER NOT NULL DEFAULT 0,
+    emitted INTEGER NOT NULL DEFAULT 0,
+    resolved INTEGER NOT NULL DEFAULT 0,     -- emitted commands with a result
+    backoff_ms INTEGER NOT NULL DEFAULT 0,
+    walk_ms INTEGER NOT NULL DEFAULT 0,
+    replica_rows INTEGER,
+    created_at INTEGER NOT NULL,
+    started_at INTEGER,
+    finished_at INTEGER,
+    error TEXT
+  );
+  CREATE INDEX IF NOT EXISTS scans_by_status ON scans (status, seq);
+  -- A command is identified by (scan_id, key): its id is commandIdFor(scan_id, key). Keyed so, a
+  -- scan's rows are appended in key order (the walk's order) instead of scattered by a hash id.
+  CREATE TABLE IF NOT EXISTS scan_commands (
+    scan_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    expected_version INTEGER,
+    PRIMARY KEY (scan_id, key)
+  ) WITHOUT ROWID;
+  CREATE TABLE IF NOT EXISTS results (
+    scan_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    command_id TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    reason TEXT,
+    version INTEGER,
+    processed_at INTEGER NOT NULL,
+    PRIMARY KEY (scan_id, key)               -- the first result of a command wins
+  ) WITHOUT ROWID;
+  -- Results per outcome, kept in the same transaction as the result rows: always equal to
+  -- SELECT outcome, count(*) FROM results GROUP BY outcome, without reading them all per request.
+  CREATE TABLE IF NOT EXISTS scan_outcomes (
+    scan_id TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    PRIMARY KEY (scan_id, outcome)
+  ) WITHOUT ROWID;`;
+
+/** A command as recorded before it is sent: with the scan, enough to send it again after a crash. */
+export interface PlannedCommand {
+  key: string;
+  expectedVersion?: number;
+}
+
+export interface ChunkProgress {
+  cursor: string;
+  walked: number;
+  matched: number;
+  emitted: number;
+  walkMs: number;
+}
+
+interface ScanRow {
+  id: string;
+  status: ScanStatus;
+  phase: ScanPhase | null;
+  spec: string;
+  as_of: number;
+  cursor: string | null;
+  walk_done: number;
+  inflight: string | null;
+  scanned: number;
+  matched: number;
+  emitted: number;
+  resolved: number;
+  backoff_ms: number;
+  walk_ms: number;
+  replica_rows: number | null;
+  created_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+  error: string | null;
+}
+
+/**
+ * The scanner's own state: scans, the commands each emitted, and the results the processor
+ * sent back. Separate from the replica (its own file, WAL mode). Every change that must move
+ * together (a chunk's commands and its cursor, a result and the resolved count) is one transaction.
+ */
+export class ScanStore {
+  private readonly db: Database.Database;
+  private closed = false;
+  private readonly stmt;
+  private readonly recordTx: (results: readonly CommandResult[]) => CommandResult[];
+  private readonly beginChunkTx: (
+    id: string,
+    inflight: Omit<InflightChunk, 'emitted'>,
+    commands: readonly PlannedCommand[],
+  ) => number;
+  private readonly commitChunkTx: (id: string, progress: ChunkProgress, unsent: readonly string[]) => void;
+
+  private constructor(db: Database.Database) {
+    this.db = db;
+    this.stmt = {
+      insert: db.prepare(`INSERT INTO scans (id, status, spec, as_of, created_at) VALUES (?, 'pending', ?, ?, ?)`),
+      get: db.prepare<[string], ScanRow>('SELECT * FROM scans WHERE id = ?'),
+      list: db.prepare<[number, number], ScanRow>('SELECT * FROM scans ORDER BY seq DESC LIMIT ? OFFSET ?'),
+      count: db.prepare<[], number>('SELECT count(*) FROM scans').pluck(),
+      byStatus: db.prepare<[], { status: ScanStatus; n: number }>(
+        'SELECT status, count(*) AS n FROM scans GROUP BY status',
+      ),
+      next: db.prepare<[], ScanRow>(
+        `SELECT * FROM scans WHERE status IN ('running', 'pending')
+         ORDER BY CASE status WHEN 'running' THEN 0 ELSE 1 END, seq LIMIT 1`,
+      ),
+      start: db.prepare(
+        `UPDATE scans SET status = 'running', phase = ?, started_at = coalesce(started_at, ?) WHERE id = ?`,
+      ),
+      phase: db.prepare('UPDATE scans SET phase = ? WHERE id = ?'),
+      replicaRows: db.prepare('UPDATE scans SET replica_rows = ? WHERE id = ?'),
+      backoff: db.prepare('UPDATE scans SET backoff_ms = backoff_ms + ? WHERE id = ?'),
+      walkDone: db.prepare('UPDATE scans SET walk_done = 1, phase = ? WHERE id = ?'),
+      finish: db.prepare('UPDATE scans SET status = ?, phase = NULL, finished_at = ?, error = ? WHERE id = ?'),
+      setInflight: db.prepare('UPDATE scans SET inflight = ? WHERE id = ?'),
+      planCommand: db.prepare('INSERT OR IGNORE INTO scan_commands (scan_id, key, expected_version) VALUES (?, ?, ?)'),
+      dropCommand: db.prepare('DELETE FROM scan_commands WHERE scan_id = ? AND key = ?'),
+      commit: db.prepare(
+        `UPDATE scans SET cursor = ?, scanned = scanned + ?, matched = matched + ?, emitted = emitted + ?,
+           walk_ms = walk_ms + ?, inflight = NULL WHERE id = ?`,
+      ),
+      chunkCommands: db.prepare<[string, string, string], { key: string; expected_version: number | null }>(
+        'SELECT key, expected_version FROM scan_commands WHERE scan_id = ? AND key > ? AND key <= ? ORDER BY key',
+      ),
+      recordResult: db.prepare(
+        `INSERT OR IGNORE INTO results (scan_id, key, command_id, outcome, reason, version, processed_at)
+         SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM scan_commands WHERE scan_id = ? AND key = ?)`,
+      ),
+      resolve: db.prepare('UPDATE scans SET resolved = resolved + ? WHERE id = ?'),
+      countOutcome: db.prepare(
+        `INSERT INTO scan_outcomes (scan_id, outcome, n) VALUES (?, ?, ?)
+         ON CONFLICT (scan_id, outcome) DO UPDATE SET n = n + excluded.n`,
+      ),
+      outcomes: db.prepare<[string], { outcome: string; n: number }>(
+        'SELECT outcome, n FROM scan_outcomes WHERE scan_id = ?',
+      ),
+      groupOutcomes: db.prepare<[string], { outcome: string; n: number }>(
+        'SELECT outcome, count(*) AS n FROM results WHERE scan_id = ? GROUP BY outcome',
+      ),
+    };
+
+    this.beginChunkTx = db.transaction((id, inflight, commands) => {
+      let fresh = 0;
+      for (const c of commands) fresh += this.stmt.planCommand.run(id, c.key, c.expectedVersion ?? null).changes;
+      this.stmt.setInflight.run(JSON.stringify({ ...inflight, emitted: fresh } satisfies InflightChunk), id);
+      return fresh;
+    });
+    this.commitChunkTx = db.transaction((id, p, unsent) => {
+      for (const key of unsent) this.stmt.dropCommand.run(id, key);
+      this.stmt.commit.run(p.cursor, p.walked, p.matched, p.emitted, Math.round(p.walkMs), id);
+    });
+    this.recordTx = db.transaction((results) => {
+      const perScan = new Map<string, Map<string, number>>();
+      const recorded: CommandResult[] = [];
+      for (const r of results) {
+        const { changes } = this.stmt.recordResult.run(
+          r.scanId,
+          r.key,
+          r.commandId,
+          r.outcome,
+          r.reason ?? null,
+          r.version ?? null,
+          r.processedAt,
+          r.scanId,
+          r.key,
+        );
+        if (changes === 0) continue;
+        recorded.push(r);
+        const counts = perScan.get(r.scanId) ?? new Map<string, number>();
+        counts.set(r.outcome, (counts.get(r.outcome) ?? 0) + 1);
+        perScan.set(r.scanId, counts);
+      }
+      for (const [scanId, counts] of perScan) {
+        let total = 0;
+        for (const [outcome, n] of counts) {
+          this.stmt.countOutcome.run(scanId, outcome, n);
+          total += n;
+        }
+        this.stmt.resolve.run(total, scanId);
+      }
+      return recorded;
+    });
+  }
+
+  static open(path: string): ScanStore {
+    mkdirSync(dirname(path), { recursive: true });
+    const db = new Database(path);
+    try {
+      db.pragma('busy_timeout = 5000');
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+      const version = db.pragma('user_version', { simple: true }) as number;
+      if (version > SCHEMA_VERSION)
+        throw new Error(`${path} has schema version ${version}; this scanner knows ${SCHEMA_VERSION}`);
+      if (version < SCHEMA_VERSION) {
+        db.transaction(() => {
+          db.exec(DDL);
+          db.pragma(`user_version = ${SCHEMA_VERSION}`);
+        })();
+      }
+      return new ScanStore(db);
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+  }
+
+  create(id: string, spec: ScanSpec, asOf: number, createdAt: number): ScanRecord {
+    this.stmt.insert.run(id, JSON.stringify(spec), asOf, createdAt);
+    return this.get(id)!;
+  }
+
+  get(id: string): ScanRecord | undefined {
+    const row = this.stmt.get.get(id);
+    return row === undefined ? undefined : toScan(row);
+  }
+
+  /** Newest first. */
+  list(limit: number, offset: number): ScanRecord[] {
+    return this.stmt.list.all(limit, offset).map(toScan);
+  }
+
+  count(): number {
+    return this.stmt.count.get() ?? 0;
+  }
+
+  countByStatus(): Map<ScanStatus, number> {
+    return new Map(this.stmt.byStatus.all().map((r) => [r.status, r.n]));
+  }
+
+  /** The scan to run next: one left running by a stopped or crashed scanner first, else the oldest pending. */
+  next(): ScanRecord | undefined {
+    const row = this.stmt.next.get();
+    return row === undefined ? undefined : toScan(row);
+  }
+
+  markRunning(id: string, phase: ScanPhase, at: number): void {
+    this.stmt.start.run(phase, at, id);
+  }
+
+  setPhase(id: string, phase: ScanPhase): void {
+    this.stmt.phase.run(phase, id);
+  }
+
+  setReplicaRows(id: string, rows: number): void {
+    this.stmt.replicaRows.run(rows, id);
+  }
+
+  addBackoff(id: string, ms: number): void {
+    this.stmt.backoff.run(Math.round(ms), id);
+  }
+
+  markWalkDone(id: string, phase: ScanPhase): void {
+    this.stmt.walkDone.run(phase, id);
+  }
+
+  finish(
+    id: string,
+    status: Extract<ScanStatus, 'completed' | 'cancelled' | 'failed'>,
+    at: number,
+    error?: string,
+  ): void {
+    this.stmt.finish.run(status, at, error ?? null, id);
+  }
+
+  /**
+   * Records a chunk's commands before they are sent, with the chunk's extent. Returns how many
+   * were new. If the scanner dies before commitChunk, resuming re-sends exactly these.
+   */
+  beginChunk(id: string, inflight: Omit<InflightChunk, 'emitted'>, commands: readonly PlannedCommand[]): number {
+    return this.beginChunkTx(id, inflight, commands);
+  }
+
+  /**
+   * The chunk was sent: move the cursor and add its counts, in one transaction. `unsent` are the
+   * keys whose commands a cancel kept from being sent: they are forgotten, so not waited for.
+   */
+  commitChunk(id: string, progress: ChunkProgress, unsent: readonly string[] = []): void {
+    this.commitChunkTx(id, progress, unsent);
+  }
+
+  /** Commands recorded for keys in (afterKey, toKey]: the inflight chunk to re-send after a crash. */
+  chunkCommands(id: string, afterKey: string | null, toKey: string): PlannedCommand[] {
+    // '' sorts before every other key, and keys are never empty in a chunk walk.
+    return this.stmt.chunkCommands.all(id, afterKey ?? '', toKey).map((r) => ({
+      key: r.key,
+      ...(r.expected_version === null ? {} : { expectedVersion: r.expected_version }),
+    }));
+  }
+
+  /**
+   * Records results of commands this scanner emitted (others are ignored); a command's first
+   * result wins, so re-delivered and duplicate results change nothing. Returns the results recorded.
+   * The caller checks that each result's commandId is commandIdFor(scanId, key).
+   */
+  recordResults(results: readonly CommandResult[]): CommandResult[] {
+    if (results.length === 0) return [];
+    return this.recordTx(results);
+  }
+
+  /** Results by outcome, from the counters kept with the result rows. */
+  outcomeCounts(id: string): OutcomeCounts {
+    return toCounts(this.stmt.outcomes.all(id));
+  }
+
+  /** The same counts recomputed from the result rows (reads them all: for checks, not per request). */
+  countResults(id: string): OutcomeCounts {
+    return toCounts(this.stmt.groupOutcomes.all(id));
+  }
+
+  checkpointWal(): void {
+    if (!this.closed) this.db.pragma('wal_checkpoint(PASSIVE)');
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      this.db.pragma('wal_checkpoint(TRUNCATE)');
+    } finally {
+      this.db.close();
+    }
+  }
+}
+
+function toCounts(rows: Array<{ outcome: string; n: number }>): OutcomeCounts {
+  const counts = Object.fromEntries(COMMAND_OUTCOMES.map((o) => [o, 0])) as OutcomeCounts;
+  for (const { outcome, n } of rows) {
+    if (outcome in counts) counts[outcome as keyof OutcomeCounts] = n;
+  }
+  return counts;
+}
+
+function toScan(r: ScanRow): ScanRecord {
+  return {
+    id: r.id,
+    status: r.status,
+    phase: r.phase,
+    spec: JSON.parse(r.spec) as ScanSpec,
+    asOf: r.as_of,
+    cursor: r.cursor,
+    walkDone: r.walk_done === 1,
+    inflight: r.inflight === null ? null : (JSON.parse(r.inflight) as InflightChunk),
+    scanned: r.scanned,
+    matched: r.matched,
+    emitted: r.emitted,
+    resolved: r.resolved,
+    backoffMs: r.backoff_ms,
+    walkMs: r.walk_ms,
+    replicaRows: r.replica_rows,
+    createdAt: r.created_at,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+    error: r.error,
+  };
+}

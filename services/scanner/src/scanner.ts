@@ -1,0 +1,138 @@
+import { randomBytes } from 'node:crypto';
+import { accountsDomain } from '@state-relay/accounts';
+import { ReplicaStore } from '@state-relay/store';
+import { Kafka, type Admin } from 'kafkajs';
+import type { Logger } from 'pino';
+import { CommandLagProbe } from './command-lag';
+import { CommandSender } from './command-sender';
+import type { ScannerConfig } from './config';
+import { kafkaLogCreator } from './kafka-log';
+import type { ScannerMetrics } from './metrics';
+import { ReplicaFollower } from './replica-follower';
+import { ResultsFollower } from './results-follower';
+import { ScanEngine } from './scan-engine';
+import { EngineScanService, type ReplicaHealth } from './scan-service';
+import { ScanStore } from './scan-store';
+import { waitForTopics } from './topics';
+
+export interface ScannerDeps {
+  config: ScannerConfig;
+  logger: Logger;
+  metrics: ScannerMetrics;
+  /** Names a command's `{domain}` action may use; the accounts domain's by default. */
+  knownDomainActions?: string[];
+}
+
+/**
+ * The scanner's parts wired together: the replica and its follower, the scans database and the
+ * results follower, the command producer and the engine. The databases open at construction, so
+ * the API can queue scans while Kafka is still coming up; start() connects the rest.
+ */
+export class Scanner {
+  readonly kafka: Kafka;
+  readonly replica: ReplicaStore;
+  readonly store: ScanStore;
+  readonly engine: ScanEngine;
+  readonly service: EngineScanService;
+  readonly replicaHealth: ReplicaHealth;
+  private readonly admin: Admin;
+  private readonly follower: ReplicaFollower;
+  private readonly results: ResultsFollower;
+  private readonly sender: CommandSender;
+  private readonly stopping = new AbortController();
+  private started = false;
+  private stopped = false;
+
+  constructor(private readonly deps: ScannerDeps) {
+    const { config, logger, metrics } = deps;
+    this.kafka = new Kafka({
+      clientId: `${config.appId}-scanner-${config.scannerId}`,
+      brokers: config.brokers,
+      logCreator: kafkaLogCreator(logger.child({ component: 'kafkajs' })),
+      retry: { retries: 10, initialRetryTime: 200, maxRetryTime: 10_000 },
+    });
+    this.admin = this.kafka.admin();
+    this.replica = ReplicaStore.open({ path: config.replicaPath });
+    this.store = ScanStore.open(config.scansPath);
+    this.follower = new ReplicaFollower({
+      kafka: this.kafka,
+      admin: this.admin,
+      topic: config.changelogTopic,
+      // SQLite holds the replica's position and the group never commits, so a fresh group per
+      // process: a restart never waits for a killed member's session to expire, and two scanners
+      // can never split the partitions between them (each replica needs them all).
+      groupId: `${config.appId}-scanner-replica-${config.scannerId}-${randomBytes(4).toString('hex')}`,
+      replica: this.replica,
+      logger: logger.child({ component: 'replica' }),
+      metrics,
+    });
+    this.sender = new CommandSender(this.kafka, config.commandsTopic, logger);
+    this.engine = new ScanEngine({
+      store: this.store,
+      replica: this.replica,
+      replicaProgress: this.follower,
+      sink: this.sender,
+      commandLag: new CommandLagProbe({ admin: this.admin, groupId: config.appId, topic: config.commandsTopic }),
+      metrics,
+      logger,
+      chunkSize: config.chunkSize,
+      maxCommandLag: config.maxCommandLag,
+      replicaCatchUpTimeoutMs: config.replicaCatchUpTimeoutMs,
+      knownDomainActions: deps.knownDomainActions ?? Object.keys(accountsDomain.domainActions),
+    });
+    this.results = new ResultsFollower({
+      kafka: this.kafka,
+      topic: config.resultsTopic,
+      groupId: `${config.appId}-scanner-results-${config.scannerId}`,
+      store: this.store,
+      logger: logger.child({ component: 'results' }),
+      metrics,
+      onResults: () => this.engine.notifyResults(),
+    });
+    const follower = this.follower;
+    this.replicaHealth = {
+      get ready() {
+        return follower.caughtUpOnce;
+      },
+      lag: () => follower.lag(),
+    };
+    this.service = new EngineScanService(this.engine, this.store, this.replicaHealth);
+    metrics.bind({
+      scansByStatus: () => this.store.countByStatus(),
+      replicaLag: () => follower.lag(),
+      walBytes: () => (this.stopped ? 0 : this.replica.walSizeBytes()),
+    });
+  }
+
+  /** Waits for the processor's topics, then follows the changelog and the results and runs scans. */
+  async start(): Promise<void> {
+    const { config, logger } = this.deps;
+    this.started = true;
+    await this.admin.connect();
+    await waitForTopics(
+      this.admin,
+      [config.changelogTopic, config.commandsTopic, config.resultsTopic],
+      logger,
+      this.stopping.signal,
+    );
+    await this.follower.start();
+    await this.results.start();
+    this.engine.start();
+    logger.info(
+      { changelog: config.changelogTopic, commands: config.commandsTopic, results: config.resultsTopic },
+      'scanner started',
+    );
+  }
+
+  /** Stops the running scan at a chunk boundary (it resumes on restart), then Kafka, then SQLite. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.stopping.abort();
+    await this.engine.stop();
+    await Promise.all([this.follower.stop(), this.results.stop(), this.sender.disconnect()]);
+    if (this.started) await this.admin.disconnect().catch(() => undefined);
+    this.store.close();
+    this.replica.close();
+  }
+}

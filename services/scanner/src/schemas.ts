@@ -1,0 +1,109 @@
+// The HTTP API's schemas: TypeBox gives the JSON schema (validation, serialization, OpenAPI)
+// and the TypeScript type from one source.
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { COMMAND_OUTCOMES } from '@state-relay/contracts';
+import { SCAN_PHASES, SCAN_STATUSES } from './scan';
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const literals = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)));
+
+const RuleObject = (description: string) =>
+  Type.Unsafe<unknown>({ type: 'object', additionalProperties: true, description });
+
+export const ScanOptionsSchema = Type.Object(
+  {
+    rate: Type.Optional(
+      Type.Number({ minimum: 0, maximum: 1_000_000, description: 'Commands per second; 0 or absent = unlimited' }),
+    ),
+    batchSize: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 100_000, description: 'Replica keys walked per chunk (default CHUNK_SIZE)' }),
+    ),
+    dryRun: Type.Optional(Type.Boolean({ description: 'Walk and count matches; emit nothing' })),
+    maxCommands: Type.Optional(Type.Integer({ minimum: 1, description: 'Stop emitting after this many commands' })),
+    expectVersion: Type.Optional(
+      Type.Boolean({ description: 'Apply each command only if the entity is still at the version the replica saw' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const CreateScanBody = Type.Object(
+  {
+    condition: RuleObject('A condition of the rule language (see the rules package README)'),
+    action: RuleObject('An action: {set, unset, increment}, {delete: true} or {domain, params}'),
+    options: Type.Optional(ScanOptionsSchema),
+    asOf: Type.Optional(
+      Type.Union([Type.String({ maxLength: 64 }), Type.Integer({ minimum: 0 })], {
+        description: 'The instant relative times resolve against: ISO-8601 with a zone, or epoch ms. Default: now',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type CreateScanBody = Static<typeof CreateScanBody>;
+
+const Counts = Type.Object({
+  scanned: Type.Integer(),
+  matched: Type.Integer(),
+  emitted: Type.Integer(),
+  pending: Type.Integer({ description: 'Emitted commands without a result yet' }),
+  results: Type.Object(Object.fromEntries(COMMAND_OUTCOMES.map((o) => [o, Type.Integer()]))),
+});
+
+const PartitionLag = Type.Object({ partition: Type.Integer(), lag: Type.Integer() });
+const ReplicaLag = Type.Object({ total: Type.Integer(), partitions: Type.Array(PartitionLag) });
+
+export const ScanViewSchema = Type.Object({
+  id: Type.String(),
+  url: Type.String(),
+  status: literals(SCAN_STATUSES),
+  phase: Nullable(literals(SCAN_PHASES)),
+  condition: RuleObject('The condition'),
+  action: RuleObject('The action'),
+  options: ScanOptionsSchema,
+  asOf: Type.String({ description: 'ISO-8601' }),
+  counts: Counts,
+  progress: Type.Object({
+    replicaRows: Nullable(Type.Integer()),
+    fraction: Nullable(Type.Number()),
+    etaSeconds: Nullable(Type.Number()),
+    eta: Nullable(Type.String()),
+  }),
+  backoffSeconds: Type.Number(),
+  replicaLag: ReplicaLag,
+  createdAt: Type.String(),
+  startedAt: Nullable(Type.String()),
+  finishedAt: Nullable(Type.String()),
+  error: Nullable(Type.String()),
+});
+
+export const CreatedScan = Type.Object({ scan: ScanViewSchema, url: Type.String() });
+
+export const ScanList = Type.Object({
+  scans: Type.Array(ScanViewSchema),
+  total: Type.Integer(),
+  limit: Type.Integer(),
+  offset: Type.Integer(),
+});
+
+export const ListQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+  },
+  { additionalProperties: false },
+);
+
+export const ScanParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
+
+export const ErrorBody = Type.Object({
+  error: Type.String({ description: 'A code from the error table in the README' }),
+  message: Type.String(),
+  issues: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+});
+
+export const Health = Type.Object({ status: Type.Literal('ok') });
+export const Readiness = Type.Object({ ready: Type.Boolean(), replicaLag: ReplicaLag });
+
+/** Error responses each guarded route can give. */
+export const guardedErrors = { 400: ErrorBody, 401: ErrorBody, 500: ErrorBody } as const;

@@ -1,0 +1,74 @@
+import { ConfigError, loadConfig } from '../src/config';
+
+const TOKEN = 'a-long-enough-token-123';
+
+function problemsOf(env: NodeJS.ProcessEnv): string[] {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return [];
+}
+
+describe('scanner config', () => {
+  it('has the documented defaults and derives the changelog name from APP_ID and STORE_NAME', () => {
+    const c = loadConfig({ KAFKA_BROKERS: 'kafka:9092', API_TOKEN: TOKEN });
+    expect(c).toMatchObject({
+      brokers: ['kafka:9092'],
+      appId: 'state-relay',
+      changelogTopic: 'state-relay-accounts-changelog',
+      commandsTopic: 'accounts-commands',
+      resultsTopic: 'accounts-command-results',
+      stateDir: './data/scanner',
+      httpHost: '0.0.0.0',
+      httpPort: 8081,
+      logLevel: 'info',
+      maxCommandLag: 10_000,
+      chunkSize: 2_000,
+      maxBodyBytes: 65_536,
+      scannerId: 'scanner',
+    });
+    expect(c.replicaPath).toBe('data/scanner/replica.sqlite');
+    expect(c.scansPath).toBe('data/scanner/scans.sqlite');
+  });
+
+  it('reports every bad value at once, each with its variable name', () => {
+    const problems = problemsOf({
+      KAFKA_BROKERS: 'nohostport',
+      API_TOKEN: TOKEN,
+      HTTP_PORT: '70000',
+      CHUNK_SIZE: '0',
+      MAX_COMMAND_LAG: 'lots',
+      MAX_BODY_BYTES: '1.5',
+      COMMANDS_TOPIC: 'bad topic!',
+      SCANNER_ID: 'a/b',
+      LOG_LEVEL: 'loud',
+    }).join('\n');
+    expect(problems).toMatch(/KAFKA_BROKERS entries must be host:port, got "nohostport"/);
+    expect(problems).toMatch(/HTTP_PORT must be an integer from 0 to 65535, got "70000"/);
+    expect(problems).toMatch(/CHUNK_SIZE must be an integer from 1 to 100000, got "0"/);
+    expect(problems).toMatch(/MAX_COMMAND_LAG must be an integer/);
+    expect(problems).toMatch(/MAX_BODY_BYTES must be an integer/);
+    expect(problems).toMatch(/COMMANDS_TOPIC must be a Kafka topic name/);
+    expect(problems).toMatch(/SCANNER_ID must use only/);
+    expect(problems).toMatch(/LOG_LEVEL must be one of/);
+  });
+
+  it('requires the brokers and the API token', () => {
+    expect(problemsOf({})).toEqual(['KAFKA_BROKERS is required', 'API_TOKEN is required']);
+  });
+
+  it('rejects a short API token without ever quoting it', () => {
+    const problems = problemsOf({ KAFKA_BROKERS: 'k:1', API_TOKEN: 'sekrit-42' });
+    expect(problems).toEqual(['API_TOKEN must be at least 16 characters (got 9)']);
+    expect(problems.join()).not.toContain('sekrit-42');
+  });
+
+  it('refuses the same topic for commands and results', () => {
+    expect(problemsOf({ KAFKA_BROKERS: 'k:1', API_TOKEN: TOKEN, COMMANDS_TOPIC: 't', RESULTS_TOPIC: 't' })).toEqual([
+      'COMMANDS_TOPIC and RESULTS_TOPIC must differ',
+    ]);
+  });
+});

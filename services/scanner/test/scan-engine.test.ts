@@ -1,0 +1,255 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DORMANCY_SWEEP } from '@state-relay/accounts';
+import type { UpdateCommand } from '@state-relay/contracts';
+import { ReplicaStore, type ChangelogRecord } from '@state-relay/store';
+import { waitUntil } from '@state-relay/testkit';
+import pino from 'pino';
+import type { CommandSink } from '../src/command-sender';
+import { createScannerMetrics } from '../src/metrics';
+import type { ScanRecord } from '../src/scan';
+import { ScanEngine, type ScanEngineDeps } from '../src/scan-engine';
+import { ScanStore } from '../src/scan-store';
+
+const DAY = 86_400_000;
+const NOW = Date.UTC(2026, 10, 1);
+const ROWS = 1_000;
+
+/** Every third account is idle for 40 days: 334 of 1000 match the dormancy sweep. */
+function seed(replica: ReplicaStore): Set<string> {
+  const records: ChangelogRecord[] = [];
+  const matching = new Set<string>();
+  for (let i = 0; i < ROWS; i++) {
+    const key = `acct-${String(i).padStart(6, '0')}`;
+    const idle = i % 3 === 0;
+    if (idle) matching.add(key);
+    const value = { status: 'active', lastActiveAt: NOW - (idle ? 40 : 2) * DAY, balance: i };
+    records.push({
+      partition: i % 4,
+      offset: String(Math.floor(i / 4)),
+      key,
+      entity: { version: 2, value, commandIds: [] },
+    });
+  }
+  replica.apply(records);
+  return matching;
+}
+
+/** Records what is sent; answers each command as the processor would (applied), unless told to hold. */
+class FakeProcessor implements CommandSink {
+  readonly sent: UpdateCommand[] = [];
+  answer = true;
+  hang = false;
+  onSend?: (batch: readonly UpdateCommand[]) => void;
+  constructor(
+    private readonly stores: () => ScanStore[],
+    private readonly engines: () => ScanEngine[],
+  ) {}
+
+  async send(commands: readonly UpdateCommand[]): Promise<void> {
+    this.sent.push(...commands);
+    this.onSend?.(commands);
+    if (this.answer) this.reply(commands);
+    // Delivered, but the scanner is killed before it hears back.
+    if (this.hang) return new Promise(() => undefined);
+  }
+
+  reply(commands: readonly UpdateCommand[]): void {
+    const results = commands.map((c) => ({
+      commandId: c.commandId,
+      scanId: c.scanId,
+      key: c.key,
+      outcome: 'applied' as const,
+      processedAt: NOW,
+    }));
+    for (const store of this.stores()) store.recordResults(results);
+    for (const engine of this.engines()) engine.notifyResults();
+  }
+}
+
+describe('scan engine (real SQLite, fake Kafka)', () => {
+  let dir: string;
+  let replica: ReplicaStore;
+  let matching: Set<string>;
+  const stores: ScanStore[] = [];
+  const engines: ScanEngine[] = [];
+  let processor: FakeProcessor;
+  let lag = 0;
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'scanner-engine-'));
+    replica = ReplicaStore.open({ path: join(dir, 'replica.sqlite') });
+    matching = seed(replica);
+    processor = new FakeProcessor(
+      () => stores,
+      () => engines,
+    );
+    lag = 0;
+  });
+  afterEach(async () => {
+    for (const e of engines.splice(0)) await Promise.race([e.stop(), new Promise((r) => setTimeout(r, 200))]);
+    for (const s of stores.splice(0)) s.close();
+    replica.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  function engine(overrides: Partial<ScanEngineDeps> = {}): { engine: ScanEngine; store: ScanStore } {
+    const store = ScanStore.open(join(dir, 'scans.sqlite'));
+    stores.push(store);
+    const e = new ScanEngine({
+      store,
+      replica,
+      replicaProgress: { currentEnds: async () => new Map(), waitFor: async () => undefined },
+      sink: processor,
+      commandLag: { lag: async () => lag },
+      metrics: createScannerMetrics(),
+      logger: pino({ level: 'silent' }),
+      chunkSize: 100,
+      maxCommandLag: 1_000,
+      replicaCatchUpTimeoutMs: 1_000,
+      knownDomainActions: ['mark_dormant'],
+      backoffPollMs: 10,
+      commandsPerBatch: 50,
+      ...overrides,
+    });
+    engines.push(e);
+    return { engine: e, store };
+  }
+
+  const finished = (store: ScanStore, id: string) =>
+    waitUntil(
+      () => {
+        const s = store.get(id)!;
+        return ['completed', 'cancelled', 'failed'].includes(s.status) && s;
+      },
+      { timeoutMs: 20_000, intervalMs: 10, message: `scan ${id} to finish` },
+    ) as Promise<ScanRecord>;
+
+  it('walks every row once and emits one command per match, completing when every result is in', async () => {
+    const { engine: e, store } = engine();
+    e.start();
+    const scan = e.create({ ...DORMANCY_SWEEP, asOf: NOW });
+    const done = await finished(store, scan.id);
+    expect(done).toMatchObject({
+      status: 'completed',
+      scanned: ROWS,
+      matched: matching.size,
+      emitted: matching.size,
+      resolved: matching.size,
+    });
+    expect(processor.sent.map((c) => c.key).sort()).toEqual([...matching].sort());
+    expect(new Set(processor.sent.map((c) => c.commandId)).size).toBe(matching.size);
+    expect(processor.sent.every((c) => c.asOf === NOW && c.scanId === scan.id)).toBe(true);
+    expect(store.outcomeCounts(scan.id)).toMatchObject({ applied: matching.size, condition_false: 0 });
+    expect(store.countResults(scan.id)).toEqual(store.outcomeCounts(scan.id)); // the counters equal GROUP BY
+  });
+
+  it('stays running while results are missing', async () => {
+    processor.answer = false;
+    const { engine: e, store } = engine();
+    e.start();
+    const scan = e.create({ ...DORMANCY_SWEEP, asOf: NOW });
+    await waitUntil(() => store.get(scan.id)!.phase === 'awaiting_results', { timeoutMs: 10_000, intervalMs: 10 });
+    expect(store.get(scan.id)).toMatchObject({ status: 'running', emitted: matching.size, resolved: 0 });
+    processor.reply(processor.sent.slice(0, 10));
+    processor.reply(processor.sent.slice(0, 10)); // a re-delivered result changes nothing
+    expect(store.get(scan.id)!.resolved).toBe(10);
+    processor.reply(processor.sent.slice(10));
+    expect((await finished(store, scan.id)).status).toBe('completed');
+  });
+
+  it('runs scans one at a time, in creation order', async () => {
+    processor.answer = false;
+    const { engine: e, store } = engine();
+    e.start();
+    const first = e.create({ ...DORMANCY_SWEEP, asOf: NOW });
+    const second = e.create({ ...DORMANCY_SWEEP, asOf: NOW, options: { dryRun: true } });
+    await waitUntil(() => store.get(first.id)!.phase === 'awaiting_results', { timeoutMs: 10_000, intervalMs: 10 });
+    expect(store.get(second.id)!.status).toBe('pending');
+    processor.reply(processor.sent);
+    expect((await finished(store, first.id)).status).toBe('completed');
+    expect(await finished(store, second.id)).toMatchObject({ status: 'completed', matched: matching.size, emitted: 0 });
+  });
+
+  it('emits nothing on a dry run, and stops at maxCommands', async () => {
+    const { engine: e, store } = engine();
+    e.start();
+    const dry = e.create({ ...DORMANCY_SWEEP, asOf: NOW, options: { dryRun: true } });
+    expect(await finished(store, dry.id)).toMatchObject({
+      status: 'completed',
+      scanned: ROWS,
+      matched: matching.size,
+      emitted: 0,
+    });
+    expect(processor.sent).toHaveLength(0);
+    const capped = e.create({ ...DORMANCY_SWEEP, asOf: NOW, options: { maxCommands: 50 } });
+    expect(await finished(store, capped.id)).toMatchObject({ status: 'completed', emitted: 50, resolved: 50 });
+    expect(processor.sent).toHaveLength(50);
+  });
+
+  it('backs off while the processor lags on commands, and counts the time', async () => {
+    lag = 5_000;
+    const { engine: e, store } = engine();
+    e.start();
+    const scan = e.create({ ...DORMANCY_SWEEP, asOf: NOW });
+    await new Promise((r) => setTimeout(r, 150));
+    expect(processor.sent).toHaveLength(0);
+    lag = 0;
+    const done = await finished(store, scan.id);
+    expect(done.status).toBe('completed');
+    expect(done.backoffMs).toBeGreaterThanOrEqual(100);
+  });
+
+  it('cancels at a chunk boundary: nothing more is sent, and results of what was sent still count', async () => {
+    const { engine: e, store } = engine();
+    e.start();
+    const scan = e.create({ ...DORMANCY_SWEEP, asOf: NOW, options: { rate: 200 } });
+    await waitUntil(() => processor.sent.length >= 50, { timeoutMs: 10_000, intervalMs: 5 });
+    const cancelled = await e.cancel(scan.id);
+    const sentAtCancel = processor.sent.length;
+    expect(cancelled.status).toBe('cancelled');
+    expect(cancelled.emitted).toBe(sentAtCancel);
+    expect(cancelled.emitted).toBeLessThan(matching.size);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(processor.sent).toHaveLength(sentAtCancel);
+    expect(store.outcomeCounts(scan.id).applied).toBe(sentAtCancel);
+    await expect(e.cancel(scan.id)).rejects.toMatchObject({ code: 'scan_finished' });
+  });
+
+  it('resumes a scan left running by a killed scanner, re-sending only the chunk that was in flight', async () => {
+    const first = engine();
+    first.engine.start();
+    let batches = 0;
+    processor.onSend = () => {
+      if (++batches === 3) processor.hang = true; // the 3rd chunk is delivered, but its send never returns
+    };
+    const scan = first.engine.create({ ...DORMANCY_SWEEP, asOf: NOW });
+    await waitUntil(() => processor.hang && first.store.get(scan.id)!.inflight !== null, {
+      timeoutMs: 10_000,
+      intervalMs: 5,
+    });
+    const before = first.store.get(scan.id)!;
+    expect(before.status).toBe('running');
+    const inflight = processor.sent.length - before.emitted;
+    expect(inflight).toBeGreaterThan(0);
+    engines.splice(engines.indexOf(first.engine), 1); // abandoned, as if SIGKILLed
+
+    processor.hang = false;
+    processor.onSend = undefined;
+    const second = engine();
+    second.engine.start();
+    const done = await finished(second.store, scan.id);
+    expect(done).toMatchObject({
+      status: 'completed',
+      scanned: ROWS,
+      matched: matching.size,
+      emitted: matching.size,
+      resolved: matching.size,
+    });
+    const ids = processor.sent.map((c) => c.commandId);
+    expect(new Set(ids).size).toBe(matching.size); // every match got its command, under one id
+    expect(ids.length).toBe(matching.size + inflight); // only the chunk in flight went twice
+    expect(second.store.outcomeCounts(scan.id).applied).toBe(matching.size);
+  });
+});
