@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The one test command: sets up everything a fresh machine lacks (pnpm, dependencies, the
-# container runtime, images), then runs every test — unit, integration, end-to-end — and
+# container runtime, images, chromium), then runs every test — unit, integration, end-to-end — and
 # ends with "N passed, M failed".
 #   bash scripts/test.sh            every test
 #   bash scripts/test.sh unit       unit tests only (no containers)
@@ -11,6 +11,8 @@ what=${1:-all}
 start=$(date +%s)
 
 bash scripts/setup.sh
+# The browser test drives Debian's chromium; unit tests need no browser.
+if [ "$what" != unit ]; then bash scripts/browser.sh; fi
 
 results="$root/.state-relay/jest-results.json"
 mkdir -p "$root/.state-relay"

@@ -6,7 +6,10 @@ import type { Registry } from 'prom-client';
 import { toErrorReply } from './http-errors';
 import { healthRoutes } from './routes/health';
 import { scanRoutes } from './routes/scans';
+import { scheduleRoutes } from './routes/schedules';
+import { statusPageRoutes } from './routes/status-page';
 import type { ReplicaHealth, ScanService } from './scan-service';
+import type { ScheduleService } from './schedule-service';
 
 export interface AppDeps {
   scans: ScanService;
@@ -15,6 +18,8 @@ export interface AppDeps {
   logger: Logger;
   apiToken: string;
   maxBodyBytes: number;
+  /** The /schedules API; without it (tests and benchmarks of scans alone) the routes are absent. */
+  schedules?: ScheduleService;
 }
 
 declare module 'fastify' {
@@ -79,5 +84,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.register(scannerServices, deps);
   app.register(healthRoutes);
   app.register(scanRoutes, { apiToken: deps.apiToken });
+  if (deps.schedules) app.register(scheduleRoutes, { apiToken: deps.apiToken, schedules: deps.schedules });
+  app.register(statusPageRoutes);
   return app;
 }

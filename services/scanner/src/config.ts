@@ -27,6 +27,8 @@ export interface ScannerConfig {
   scannerId: string;
   /** How long a scan waits for the replica to reach the changelog end before it fails. */
   replicaCatchUpTimeoutMs: number;
+  /** The shortest schedule interval accepted; lower than a minute only in tests. */
+  scheduleMinIntervalMs: number;
 }
 
 export class ConfigError extends Error {
@@ -112,6 +114,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): ScannerConfig {
     maxBodyBytes: int('MAX_BODY_BYTES', 65_536, 1_024, 16 * 1024 * 1024),
     scannerId: name('SCANNER_ID', 'scanner'),
     replicaCatchUpTimeoutMs: int('REPLICA_CATCHUP_TIMEOUT_MS', 120_000, 1_000, 24 * 3_600_000),
+    scheduleMinIntervalMs: int('SCHEDULE_MIN_INTERVAL_MS', 60_000, 1_000, 86_400_000),
   };
   if (config.commandsTopic === config.resultsTopic) problems.push('COMMANDS_TOPIC and RESULTS_TOPIC must differ');
   if (problems.length > 0) throw new ConfigError(problems);

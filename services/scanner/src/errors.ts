@@ -6,6 +6,7 @@ export const ERRORS = {
   invalid_json: { status: 400, meaning: 'the body is not valid JSON' },
   unauthorized: { status: 401, meaning: 'missing or wrong bearer token' },
   scan_not_found: { status: 404, meaning: 'no scan with this id' },
+  schedule_not_found: { status: 404, meaning: 'no schedule with this id' },
   route_not_found: { status: 404, meaning: 'no such route' },
   scan_finished: { status: 409, meaning: 'the scan already finished (completed, cancelled or failed)' },
   body_too_large: { status: 413, meaning: 'the body is larger than MAX_BODY_BYTES' },
@@ -54,6 +55,13 @@ export class ScanNotFoundError extends ScannerError {
   override readonly name = 'ScanNotFoundError';
   constructor(id: string) {
     super('scan_not_found', `no scan with id ${JSON.stringify(id.slice(0, 100))}`);
+  }
+}
+
+export class ScheduleNotFoundError extends ScannerError {
+  override readonly name = 'ScheduleNotFoundError';
+  constructor(id: string) {
+    super('schedule_not_found', `no schedule with id ${JSON.stringify(id.slice(0, 100))}`);
   }
 }
 

@@ -3,8 +3,8 @@ import { dirname } from 'node:path';
 import { COMMAND_OUTCOMES, type CommandResult } from '@state-relay/contracts';
 import Database from 'better-sqlite3';
 import type { InflightChunk, OutcomeCounts, ScanPhase, ScanRecord, ScanSpec, ScanStatus } from './scan';
+import { SCHEDULES_DDL } from './schedule-store';
 
-const SCHEMA_VERSION = 1;
 const DDL = `
   CREATE TABLE IF NOT EXISTS scans (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,   -- creation order: FIFO queue, newest-first listing
@@ -55,6 +55,10 @@ const DDL = `
     n INTEGER NOT NULL,
     PRIMARY KEY (scan_id, outcome)
   ) WITHOUT ROWID;`;
+
+/** Migration n (1-based) takes the file from user_version n − 1 to n; each runs once, in a transaction. */
+const MIGRATIONS = [DDL, SCHEDULES_DDL];
+const SCHEMA_VERSION = MIGRATIONS.length;
 
 /** A command as recorded before it is sent: with the scan, enough to send it again after a crash. */
 export interface PlannedCommand {
@@ -211,10 +215,10 @@ export class ScanStore {
       const version = db.pragma('user_version', { simple: true }) as number;
       if (version > SCHEMA_VERSION)
         throw new Error(`${path} has schema version ${version}; this scanner knows ${SCHEMA_VERSION}`);
-      if (version < SCHEMA_VERSION) {
+      for (let v = version; v < SCHEMA_VERSION; v++) {
         db.transaction(() => {
-          db.exec(DDL);
-          db.pragma(`user_version = ${SCHEMA_VERSION}`);
+          db.exec(MIGRATIONS[v]!);
+          db.pragma(`user_version = ${v + 1}`);
         })();
       }
       return new ScanStore(db);
@@ -222,6 +226,11 @@ export class ScanStore {
       db.close();
       throw err;
     }
+  }
+
+  /** The connection, shared with ScheduleStore: one file, one migration sequence, one writer. */
+  get database(): Database.Database {
+    return this.db;
   }
 
   create(id: string, spec: ScanSpec, asOf: number, createdAt: number): ScanRecord {

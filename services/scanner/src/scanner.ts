@@ -13,6 +13,9 @@ import { ResultsFollower } from './results-follower';
 import { ScanEngine } from './scan-engine';
 import { EngineScanService, type ReplicaHealth } from './scan-service';
 import { ScanStore } from './scan-store';
+import { StoreScheduleService } from './schedule-service';
+import { ScheduleStore } from './schedule-store';
+import { Scheduler } from './scheduler';
 import { waitForTopics } from './topics';
 
 export interface ScannerDeps {
@@ -35,6 +38,9 @@ export class Scanner {
   readonly engine: ScanEngine;
   readonly service: EngineScanService;
   readonly replicaHealth: ReplicaHealth;
+  readonly schedules: StoreScheduleService;
+  /** Started by the process once the engine runs (server.ts), stopped first on stop(). */
+  readonly scheduler: Scheduler;
   private readonly admin: Admin;
   private readonly follower: ReplicaFollower;
   private readonly results: ResultsFollower;
@@ -97,6 +103,14 @@ export class Scanner {
       lag: () => follower.lag(),
     };
     this.service = new EngineScanService(this.engine, this.store, this.replicaHealth);
+    const scheduleStore = new ScheduleStore(this.store.database);
+    this.schedules = new StoreScheduleService({
+      store: scheduleStore,
+      scans: this.service,
+      knownDomainActions: deps.knownDomainActions ?? Object.keys(accountsDomain.domainActions),
+      minIntervalMs: config.scheduleMinIntervalMs,
+    });
+    this.scheduler = new Scheduler({ store: scheduleStore, scans: this.service, logger });
     metrics.bind({
       scansByStatus: () => this.store.countByStatus(),
       replicaLag: () => follower.lag(),
@@ -129,6 +143,7 @@ export class Scanner {
     if (this.stopped) return;
     this.stopped = true;
     this.stopping.abort();
+    this.scheduler.stop();
     await this.engine.stop();
     await Promise.all([this.follower.stop(), this.results.stop(), this.sender.disconnect()]);
     if (this.started) await this.admin.disconnect().catch(() => undefined);

@@ -4,10 +4,10 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { COMMAND_OUTCOMES } from '@state-relay/contracts';
 import { SCAN_PHASES, SCAN_STATUSES } from './scan';
 
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
-const literals = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)));
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+export const literals = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)));
 
-const RuleObject = (description: string) =>
+export const RuleObject = (description: string) =>
   Type.Unsafe<unknown>({ type: 'object', additionalProperties: true, description });
 
 export const ScanOptionsSchema = Type.Object(
@@ -42,7 +42,7 @@ export const CreateScanBody = Type.Object(
 );
 export type CreateScanBody = Static<typeof CreateScanBody>;
 
-const Counts = Type.Object({
+export const Counts = Type.Object({
   scanned: Type.Integer(),
   matched: Type.Integer(),
   emitted: Type.Integer(),

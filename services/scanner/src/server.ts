@@ -33,6 +33,7 @@ async function main(): Promise<void> {
     logger,
     apiToken: config.apiToken,
     maxBodyBytes: config.maxBodyBytes,
+    schedules: scanner.schedules,
   });
   await app.listen({ host: config.httpHost, port: config.httpPort });
 
@@ -46,6 +47,7 @@ async function main(): Promise<void> {
       process.exit(1);
     }, 30_000);
     force.unref();
+    scanner.scheduler.stop();
     await app.close();
     await scanner.stop();
     logger.info('stopped');
@@ -63,6 +65,8 @@ async function main(): Promise<void> {
     await scanner.stop().catch(() => undefined);
     process.exit(1);
   }
+  // Schedules start scans once the engine runs; a run missed while the scanner was down runs once now.
+  if (!stopping) scanner.scheduler.start();
 }
 
 void main();

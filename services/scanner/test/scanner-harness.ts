@@ -120,9 +120,11 @@ export class InProcessScanner {
       logger,
       apiToken: this.config.apiToken,
       maxBodyBytes: this.config.maxBodyBytes,
+      schedules: this.scanner.schedules,
     });
     this.api = new ScannerApi(await this.app.listen({ host: '127.0.0.1', port: 0 }));
     await this.scanner.start();
+    this.scanner.scheduler.start();
     await this.api.waitReady();
     return this;
   }

@@ -1,0 +1,53 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { COMMAND_OUTCOMES } from '@state-relay/contracts';
+import { ScanNotFoundError } from '../src/errors';
+import type { ScanStatus } from '../src/scan';
+import { planScan, type ScanRequest } from '../src/scan-plan';
+import type { ScanService } from '../src/scan-service';
+import type { ScanView } from '../src/scan-view';
+import { ScanStore } from '../src/scan-store';
+import { ScheduleStore } from '../src/schedule-store';
+
+/** The scan service as schedules see it: records each created scan; a test moves its status. */
+export class FakeScanService implements Pick<ScanService, 'create' | 'get'> {
+  readonly created: Array<{ id: string; request: ScanRequest; status: ScanStatus }> = [];
+
+  /** Validates as the engine does (planScan), so a template the rules would reject fails here too. */
+  create(request: ScanRequest): ScanView {
+    planScan(request, 0, ['mark_dormant', 'close']);
+    const scan = { id: `scan-${this.created.length + 1}`, request, status: 'pending' as ScanStatus };
+    this.created.push(scan);
+    return this.get(scan.id);
+  }
+
+  get(id: string): ScanView {
+    const scan = this.created.find((s) => s.id === id);
+    if (!scan) throw new ScanNotFoundError(id);
+    const results = Object.fromEntries(COMMAND_OUTCOMES.map((o) => [o, 0])) as ScanView['counts']['results'];
+    return {
+      id,
+      status: scan.status,
+      counts: { scanned: 10, matched: 3, emitted: 0, pending: 0, results },
+    } as ScanView;
+  }
+
+  finish(id: string, status: ScanStatus = 'completed'): void {
+    this.created.find((s) => s.id === id)!.status = status;
+  }
+}
+
+/** A scans.sqlite in a fresh directory, as the scanner opens it; close() removes it. */
+export function tempStores(dir = mkdtempSync(join(tmpdir(), 'schedules-'))) {
+  const scans = ScanStore.open(join(dir, 'scans.sqlite'));
+  return {
+    dir,
+    scans,
+    schedules: new ScheduleStore(scans.database),
+    close: (remove = true) => {
+      scans.close();
+      if (remove) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,146 @@
+import { DORMANCY_SWEEP } from '@state-relay/accounts';
+import pino from 'pino';
+import { StoreScheduleService } from '../src/schedule-service';
+import { Scheduler } from '../src/scheduler';
+import { FakeScanService, tempStores } from './schedule-fakes';
+
+const T0 = Date.UTC(2026, 2, 1, 12, 0, 0);
+const MIN = 60_000;
+
+describe('Scheduler', () => {
+  let stores: ReturnType<typeof tempStores>;
+  let scans: FakeScanService;
+  let now: number;
+  let service: StoreScheduleService;
+  let scheduler: Scheduler;
+
+  const build = () => {
+    service = new StoreScheduleService({
+      store: stores.schedules,
+      scans,
+      knownDomainActions: ['mark_dormant'],
+      minIntervalMs: MIN,
+      now: () => now,
+    });
+    scheduler = new Scheduler({ store: stores.schedules, scans, logger: pino({ level: 'silent' }), now: () => now });
+  };
+  const tickAt = (t: number) => {
+    now = t;
+    scheduler.tick();
+  };
+  const everyMinute = () =>
+    service.create({ name: 'dormancy', interval: 'PT1M', template: { ...DORMANCY_SWEEP, options: { dryRun: true } } });
+
+  beforeEach(() => {
+    stores = tempStores();
+    scans = new FakeScanService();
+    now = T0;
+    build();
+  });
+  afterEach(() => {
+    scheduler.stop();
+    stores.close();
+  });
+
+  it('runs at each interval after creation, each run an ordinary scan of the template with asOf = the run time', () => {
+    const { id } = everyMinute();
+    tickAt(T0 + 30_000);
+    expect(scans.created).toHaveLength(0);
+    tickAt(T0 + MIN);
+    expect(scans.created).toHaveLength(1);
+    expect(scans.created[0]!.request).toEqual({ ...DORMANCY_SWEEP, options: { dryRun: true }, asOf: T0 + MIN });
+    scans.finish('scan-1');
+    tickAt(T0 + MIN + 1_000);
+    expect(scans.created).toHaveLength(1);
+    tickAt(T0 + 2 * MIN + 400);
+    expect(scans.created.map((s) => s.request.asOf)).toEqual([T0 + MIN, T0 + 2 * MIN + 400]);
+
+    const view = service.get(id);
+    expect(view.lastRuns.map((r) => [r.scanId, r.dueAt, r.missed, r.status])).toEqual([
+      ['scan-2', new Date(T0 + 2 * MIN).toISOString(), 0, 'pending'],
+      ['scan-1', new Date(T0 + MIN).toISOString(), 0, 'completed'],
+    ]);
+    expect(view.lastRuns[1]!.counts).toMatchObject({ scanned: 10, matched: 3 });
+    expect(view.nextRunAt).toBe(new Date(T0 + 3 * MIN).toISOString());
+  });
+
+  it('never starts a run while the previous scan is pending or running, and does not make skipped runs up', () => {
+    const { id } = everyMinute();
+    tickAt(T0 + MIN);
+    tickAt(T0 + 2 * MIN);
+    scans.finish('scan-1', 'running');
+    tickAt(T0 + 3 * MIN);
+    expect(scans.created).toHaveLength(1);
+    scans.finish('scan-1');
+    tickAt(T0 + 3 * MIN + 5_000);
+    expect(scans.created).toHaveLength(1);
+    tickAt(T0 + 4 * MIN);
+    expect(scans.created).toHaveLength(2);
+    expect(service.get(id).lastRuns).toHaveLength(2);
+  });
+
+  it('does not run a paused schedule, and resuming does not make up the paused runs', () => {
+    const { id } = everyMinute();
+    service.update(id, { paused: true });
+    tickAt(T0 + 10 * MIN);
+    expect(scans.created).toHaveLength(0);
+    expect(service.get(id)).toMatchObject({ paused: true, nextRunAt: null });
+    service.update(id, { paused: false });
+    tickAt(T0 + 10 * MIN + 1_000);
+    expect(scans.created).toHaveLength(0);
+    tickAt(T0 + 11 * MIN);
+    expect(scans.created).toHaveLength(1);
+  });
+
+  it('after downtime, runs once on start for all the runs it missed, never a burst', () => {
+    const { id } = everyMinute();
+    tickAt(T0 + MIN);
+    scans.finish('scan-1');
+    // The scanner stops; an hour later a new process opens the same file and starts its scheduler.
+    stores.close(false);
+    stores = tempStores(stores.dir);
+    build();
+    now = T0 + 61 * MIN + 30_000;
+    scheduler.start();
+    expect(scans.created).toHaveLength(2);
+    tickAt(now + 1_000);
+    tickAt(now + 1_000);
+    expect(scans.created).toHaveLength(2);
+    expect(service.get(id).lastRuns[0]).toMatchObject({
+      scanId: 'scan-2',
+      dueAt: new Date(T0 + 61 * MIN).toISOString(),
+      missed: 59,
+    });
+  });
+
+  it('follows a cron expression in the schedule’s time zone', () => {
+    service.create({
+      name: 'nightly',
+      cron: '0 3 * * *',
+      timeZone: 'Europe/Berlin',
+      template: DORMANCY_SWEEP,
+    });
+    tickAt(Date.UTC(2026, 2, 2, 1, 59)); // 02:59 CET
+    expect(scans.created).toHaveLength(0);
+    tickAt(Date.UTC(2026, 2, 2, 2, 0)); // 03:00 CET
+    expect(scans.created).toHaveLength(1);
+  });
+
+  it('keeps planning the other schedules when one cannot create its scan', () => {
+    everyMinute();
+    everyMinute();
+    const create = scans.create.bind(scans);
+    let first = true;
+    scans.create = (r) => {
+      if (first) {
+        first = false;
+        throw new Error('boom');
+      }
+      return create(r);
+    };
+    tickAt(T0 + MIN);
+    expect(scans.created).toHaveLength(1);
+    tickAt(T0 + MIN + 1_000); // the failed one is not retried every tick
+    expect(scans.created).toHaveLength(1);
+  });
+});
