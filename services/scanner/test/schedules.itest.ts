@@ -32,7 +32,7 @@ describe('schedules against a real broker and the real processor', () => {
     expect(created.status).toBe(201);
     const id = created.json.id as string;
 
-    type Run = { scanId: string; status: string; startedAt: string; counts: { scanned: number } };
+    type Run = { scanId: string; status: string; dueAt: string; startedAt: string; counts: { scanned: number } };
     const runs = await waitUntil(
       async () => {
         const res = await scanner.api.call('GET', `/schedules/${id}`);
@@ -47,9 +47,13 @@ describe('schedules against a real broker and the real processor', () => {
       const scan = await scanner.api.get(run.scanId);
       expect(scan).toMatchObject({ status: 'completed', asOf: run.startedAt, options: { dryRun: true } });
     }
-    // Successive runs are at least an interval apart, never overlapping.
-    const starts = runs.map((r) => Date.parse(r.startedAt)).sort((a, b) => a - b);
-    expect(starts[1]! - starts[0]!).toBeGreaterThanOrEqual(2_000);
+    // Runs are due an interval apart (anchored, no drift); each starts once due, never early.
+    // Start times themselves follow the scheduler's 1 s tick, so they can be closer.
+    const sorted = [...runs].sort((a, b) => Date.parse(a.dueAt) - Date.parse(b.dueAt));
+    const due = sorted.map((r) => Date.parse(r.dueAt));
+    expect(due[1]! - due[0]!).toBeGreaterThanOrEqual(2_000);
+    expect((due[1]! - due[0]!) % 2_000).toBe(0);
+    for (const r of sorted) expect(Date.parse(r.startedAt)).toBeGreaterThanOrEqual(Date.parse(r.dueAt));
     await scanner.api.call('PATCH', `/schedules/${id}`, { paused: true });
   });
 });
