@@ -34,7 +34,7 @@ export function decodeJsonObject(value: Buffer | null): JsonObject {
   try {
     parsed = JSON.parse(value.toString('utf8'));
   } catch (err) {
-    throw new DecodeError('NOT_JSON', `value: not valid JSON (${(err as Error).message})`, err);
+    throw new DecodeError('NOT_JSON', `value: not valid JSON (${syntaxProblem(err)})`, err);
   }
   if (!isPlainObject(parsed)) {
     throw new DecodeError('SCHEMA_INVALID', `value: expected a JSON object, got ${describe(parsed)}`);
@@ -65,6 +65,15 @@ function checkShape(root: JsonObject): void {
       stack.push({ node: node[key]!, path: `${path}.${key}`, depth: depth + 1 });
     }
   }
+}
+
+/**
+ * JSON.parse's message without the input: V8 quotes up to ~10 characters around the error
+ * (`Unexpected token 'Q', "QZX..." is not valid JSON`), and a reason must not quote untrusted text.
+ */
+function syntaxProblem(err: unknown): string {
+  const message = err instanceof Error ? err.message : '';
+  return message === '' || message.includes('"') ? 'unexpected character' : message;
 }
 
 export function isPlainObject(v: unknown): v is JsonObject {

@@ -1,0 +1,70 @@
+import { waitUntil } from '@state-relay/testkit';
+import { API_TOKEN } from './stack';
+
+/** The scan as GET /scans/:id shows it (the fields these tests read). */
+export interface ScanView {
+  id: string;
+  status: 'pending' | 'running' | 'completed' | 'cancelled' | 'failed';
+  phase: string | null;
+  counts: { scanned: number; matched: number; emitted: number; pending: number; results: Record<string, number> };
+  error: string | null;
+}
+
+export interface ApiResponse {
+  status: number;
+  text: string;
+  json: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+/** A thin client of the scanner's HTTP API; the URL is read on every call (it survives restarts). */
+export class ScannerApi {
+  constructor(private readonly url: () => string) {}
+
+  async call(method: string, path: string, body?: unknown, token: string | null = API_TOKEN): Promise<ApiResponse> {
+    const headers: Record<string, string> = {};
+    if (token !== null) headers.authorization = `Bearer ${token}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const res = await fetch(`${this.url()}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let json: unknown;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      json = undefined;
+    }
+    return { status: res.status, text, json };
+  }
+
+  async create(body: unknown): Promise<ScanView> {
+    const res = await this.call('POST', '/scans', body);
+    if (res.status !== 202) throw new Error(`POST /scans answered ${res.status}: ${res.text}`);
+    return res.json.scan as ScanView;
+  }
+
+  async get(id: string): Promise<ScanView> {
+    const res = await this.call('GET', `/scans/${id}`);
+    if (res.status !== 200) throw new Error(`GET /scans/${id} answered ${res.status}: ${res.text}`);
+    return res.json as ScanView;
+  }
+
+  /** Polls until `probe` holds (fails early if the scan ends otherwise); tolerates a scanner that is down meanwhile. */
+  async waitFor(id: string, probe: (s: ScanView) => boolean, what: string, timeoutMs = 240_000): Promise<ScanView> {
+    let last: ScanView | undefined;
+    const seen = await waitUntil(
+      async () => {
+        last = await this.get(id);
+        return probe(last) || ['completed', 'failed', 'cancelled'].includes(last.status) ? last : undefined;
+      },
+      { timeoutMs, intervalMs: 250, message: `${what} (scan ${id})` },
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}; last seen: ${JSON.stringify(last)}`);
+    });
+    if (!probe(seen))
+      throw new Error(`scan ${id} ended ${seen.status} while waiting for ${what}: ${JSON.stringify(seen)}`);
+    return seen;
+  }
+}

@@ -1,0 +1,263 @@
+import { resolve } from 'node:path';
+import { freePort, startKafka, uniqueName, waitUntil, type StartedKafka } from '@state-relay/testkit';
+import {
+  GenericContainer,
+  getContainerRuntimeClient,
+  Network,
+  StartedNetwork,
+  StartedTestContainer,
+  Wait,
+} from 'testcontainers';
+
+// The deployed system as containers on one network — Kafka, processor instance(s), scanner —
+// with the faults a test can inject: kill -9 and start again (same container, so its state
+// volume survives), a replacement container (empty state dir), a broker restart.
+// Images are built from the services' Dockerfiles, as test/e2e/stack.itest.ts does.
+
+const ROOT = resolve(__dirname, '../..');
+export const API_TOKEN = 'fault-suite-token-5c1e0a7b9d2f4e63';
+const buildArgs = {
+  BUILD_IMAGE: process.env.NODE_BUILD_IMAGE ?? 'node:22-bookworm',
+  RUNTIME_IMAGE: process.env.NODE_RUNTIME_IMAGE ?? 'node:22-bookworm-slim',
+};
+
+export type Service = 'processor' | 'scanner';
+
+async function buildImage(service: Service): Promise<GenericContainer> {
+  return GenericContainer.fromDockerfile(ROOT, `services/${service}/Dockerfile`)
+    .withBuildArgs(buildArgs)
+    .build(`state-relay/${service}:faults`, { deleteOnExit: false });
+}
+
+/** Topic names and ids of one deployment: each scenario gets its own, on the shared broker. */
+export interface Deployment {
+  appId: string;
+  eventsTopic: string;
+  commandsTopic: string;
+  resultsTopic: string;
+  deadLetterTopic: string;
+  changelogTopic: string;
+  partitions: number;
+}
+
+export function newDeployment(partitions = 4): Deployment {
+  const appId = uniqueName('faults');
+  return {
+    appId,
+    eventsTopic: `${appId}-events`,
+    commandsTopic: `${appId}-commands`,
+    resultsTopic: `${appId}-results`,
+    deadLetterTopic: `${appId}-dlq`,
+    changelogTopic: `${appId}-accounts-changelog`,
+    partitions,
+  };
+}
+
+function serviceEnv(d: Deployment, brokers: string): Record<string, string> {
+  return {
+    KAFKA_BROKERS: brokers,
+    APP_ID: d.appId,
+    STORE_NAME: 'accounts',
+    EVENTS_TOPIC: d.eventsTopic,
+    COMMANDS_TOPIC: d.commandsTopic,
+    RESULTS_TOPIC: d.resultsTopic,
+    DEAD_LETTER_TOPIC: d.deadLetterTopic,
+    PARTITIONS: String(d.partitions),
+  };
+}
+
+/** One service container, on a fixed host port so a restart keeps its address. */
+export class ServiceNode {
+  constructor(
+    readonly name: string,
+    readonly service: Service,
+    readonly container: StartedTestContainer,
+    readonly hostPort: number,
+  ) {}
+
+  get url(): string {
+    return `http://127.0.0.1:${this.hostPort}`;
+  }
+
+  get id(): string {
+    return this.container.getId();
+  }
+
+  private async handle() {
+    const client = await getContainerRuntimeClient();
+    return client.container.getById(this.id);
+  }
+
+  /** kill -9 through the container runtime: no shutdown code runs, nothing is flushed. */
+  async kill9(): Promise<void> {
+    const c = await this.handle();
+    await c.kill({ signal: 'SIGKILL' });
+    await waitUntil(async () => !(await c.inspect()).State.Running, {
+      timeoutMs: 30_000,
+      message: `${this.name} to die`,
+    });
+  }
+
+  /** Starts the same container again: its writable layer and state volume are as the kill left them. */
+  async startAgain(): Promise<void> {
+    const c = await this.handle();
+    await c.start();
+    await this.waitReady();
+  }
+
+  async waitReady(timeoutMs = 180_000): Promise<void> {
+    await waitUntil(async () => (await fetch(`${this.url}/readyz`).catch(() => undefined))?.status === 200, {
+      timeoutMs,
+      intervalMs: 250,
+      message: `${this.name} to be ready`,
+    });
+  }
+
+  /** GET /readyz's task list (processor). */
+  async tasks(): Promise<number[]> {
+    const res = await fetch(`${this.url}/readyz`).catch(() => undefined);
+    if (!res) return [];
+    return ((await res.json()) as { tasks?: number[] }).tasks ?? [];
+  }
+
+  /** Everything the container wrote to stdout and stderr, across restarts. */
+  async logs(): Promise<string> {
+    const c = await this.handle();
+    const raw = (await c.logs({ stdout: true, stderr: true, follow: false })) as unknown as Buffer;
+    return demux(Buffer.isBuffer(raw) ? raw : Buffer.from(String(raw)));
+  }
+
+  async remove(): Promise<void> {
+    await this.container.stop({ timeout: 10_000, remove: true, removeVolumes: true }).catch(async () => {
+      // A container killed mid-run can refuse the first removal ("container state improper").
+      await this.container.stop({ timeout: 0, remove: true, removeVolumes: true }).catch(() => undefined);
+    });
+  }
+}
+
+/** Docker's multiplexed log stream: 8-byte frame headers; podman may send it raw. */
+function demux(buf: Buffer): string {
+  const frames: Buffer[] = [];
+  let i = 0;
+  while (
+    i + 8 <= buf.length &&
+    (buf[i] === 1 || buf[i] === 2) &&
+    buf[i + 1] === 0 &&
+    buf[i + 2] === 0 &&
+    buf[i + 3] === 0
+  ) {
+    const size = buf.readUInt32BE(i + 4);
+    frames.push(buf.subarray(i + 8, i + 8 + size));
+    i += 8 + size;
+  }
+  return i === buf.length && frames.length > 0 ? Buffer.concat(frames).toString('utf8') : buf.toString('utf8');
+}
+
+export interface ProcessorOptions {
+  name?: string;
+  logLevel?: string;
+}
+
+export interface ScannerOptions {
+  logLevel?: string;
+  maxCommandLag?: number;
+  chunkSize?: number;
+}
+
+/** Kafka on a network plus the two service images; one per test file. */
+export class FaultStack {
+  private readonly nodes: ServiceNode[] = [];
+
+  private constructor(
+    readonly network: StartedNetwork,
+    readonly kafka: StartedKafka,
+    private readonly images: Record<Service, GenericContainer>,
+  ) {}
+
+  static async start(): Promise<FaultStack> {
+    // One build at a time: the machine has two cores.
+    const processor = await buildImage('processor');
+    const scanner = await buildImage('scanner');
+    const network = await new Network().start();
+    const kafka = await startKafka({ network, alias: 'kafka' });
+    return new FaultStack(network, kafka, { processor, scanner });
+  }
+
+  get brokers(): string[] {
+    return this.kafka.brokers;
+  }
+
+  async startProcessor(d: Deployment, options: ProcessorOptions = {}): Promise<ServiceNode> {
+    const hostPort = await freePort();
+    const name = options.name ?? `processor-${this.nodes.filter((n) => n.service === 'processor').length + 1}`;
+    const container = await this.images.processor
+      .withNetwork(this.network)
+      .withEnvironment({
+        ...serviceEnv(d, this.kafka.internalBrokers.join(',')),
+        HTTP_PORT: '8080',
+        LOG_LEVEL: options.logLevel ?? process.env.FAULTS_LOG_LEVEL ?? 'info',
+        SESSION_TIMEOUT_MS: '10000',
+      })
+      .withExposedPorts({ container: 8080, host: hostPort })
+      .withWaitStrategy(Wait.forHttp('/readyz', 8080).forStatusCode(200))
+      .withStartupTimeout(180_000)
+      .start();
+    const node = new ServiceNode(name, 'processor', container, hostPort);
+    this.nodes.push(node);
+    return node;
+  }
+
+  async startScanner(d: Deployment, options: ScannerOptions = {}): Promise<ServiceNode> {
+    const hostPort = await freePort();
+    const container = await this.images.scanner
+      .withNetwork(this.network)
+      .withEnvironment({
+        ...serviceEnv(d, this.kafka.internalBrokers.join(',')),
+        HTTP_PORT: '8081',
+        API_TOKEN: API_TOKEN,
+        LOG_LEVEL: options.logLevel ?? process.env.FAULTS_LOG_LEVEL ?? 'info',
+        MAX_COMMAND_LAG: String(options.maxCommandLag ?? 100),
+        CHUNK_SIZE: String(options.chunkSize ?? 100),
+      })
+      .withExposedPorts({ container: 8081, host: hostPort })
+      .withWaitStrategy(Wait.forHttp('/readyz', 8081).forStatusCode(200))
+      .withStartupTimeout(180_000)
+      .start();
+    const node = new ServiceNode('scanner', 'scanner', container, hostPort);
+    this.nodes.push(node);
+    return node;
+  }
+
+  /** Restarts the broker container (graceful stop, start); clients reconnect to the same address. */
+  async restartBroker(): Promise<void> {
+    await this.kafka.container.restart({ timeout: 10_000 });
+  }
+
+  /** kill -9 of the broker, then the same container again. */
+  async killBroker(): Promise<void> {
+    const client = await getContainerRuntimeClient();
+    const c = client.container.getById(this.kafka.container.getId());
+    await c.kill({ signal: 'SIGKILL' });
+    await waitUntil(async () => !(await c.inspect()).State.Running, {
+      timeoutMs: 30_000,
+      message: 'the broker to die',
+    });
+    await c.start();
+  }
+
+  async removeNode(node: ServiceNode): Promise<void> {
+    this.nodes.splice(this.nodes.indexOf(node), 1);
+    await node.remove();
+  }
+
+  /** Removes every service container (not the broker). */
+  async clear(): Promise<void> {
+    for (const node of this.nodes.splice(0).reverse()) await node.remove();
+  }
+
+  async stop(): Promise<void> {
+    await this.clear();
+    await this.kafka.stop().catch(() => undefined);
+    await this.network.stop().catch(() => undefined);
+  }
+}
