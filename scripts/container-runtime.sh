@@ -79,6 +79,13 @@ fi
 # never a live one: another test run may be using it.
 for id in $(podman ps -aq --filter label=org.testcontainers=true 2>/dev/null || true); do
   pid=$(podman inspect --format '{{.State.Pid}}' "$id" 2>/dev/null || echo 0)
+  status=$(podman inspect --format '{{.State.Status}}' "$id" 2>/dev/null || echo unknown)
+  # An exited container may be one a running fault test killed on purpose and will restart:
+  # leave those alone for an hour. A "running" one whose process is gone is always stale.
+  if [ "$status" != running ]; then
+    finished=$(podman inspect --format '{{.State.FinishedAt.Unix}}' "$id" 2>/dev/null || echo 0)
+    [ $(( $(date +%s) - ${finished:-0} )) -gt 3600 ] || continue
+  fi
   if [ "${pid:-0}" = 0 ] || ! kill -0 "$pid" 2>/dev/null; then
     say "removing stale container $id"
     podman rm -f -t 0 "$id" >/dev/null 2>&1 || podman rm -f -t 0 "$id" >/dev/null 2>&1 || true

@@ -21,6 +21,9 @@ export interface ProcessorDeps {
   betweenBatches?: (task: Task, batch: InputBatch, outcome: BatchOutcome) => Promise<void>;
 }
 
+/** Record-batch limit of the dead-letter topic (the broker default is 1 MB). */
+const DEAD_LETTER_MAX_BYTES = 8 * 1024 * 1024;
+
 /** kafkajs log lines into pino, one level down: kafkajs is loud about retried errors. */
 export function kafkaLogCreator(logger: Logger) {
   return () =>
@@ -90,7 +93,9 @@ export class Processor {
         { topic: config.commandsTopic, partitions: config.partitions },
         { topic: config.changelogTopic, partitions: config.partitions, compacted: true },
         { topic: config.resultsTopic, partitions: config.partitions },
-        { topic: config.deadLetterTopic, partitions: 1 },
+        // A dead letter is the original record plus ~250 bytes of dlq.* headers: an input the
+        // broker accepted at its 1 MB limit must still fit here.
+        { topic: config.deadLetterTopic, partitions: 1, configs: { 'max.message.bytes': String(DEAD_LETTER_MAX_BYTES) } },
       ]);
       if (created.length > 0) logger.info({ topics: created }, 'created missing topics');
       const inputs = await assertCoPartitioned(admin, [config.eventsTopic, config.commandsTopic]);
@@ -138,9 +143,16 @@ export class Processor {
         const started = process.hrtime.bigint();
         try {
           const task = await withHeartbeat(this.tasks.acquire(batch.partition), heartbeat);
-          await task.exclusive(() =>
-            task.process({ topic: batch.topic, partition: batch.partition, messages: batch.messages, lastOffset: batch.lastOffset() }),
-          );
+          await task.exclusive(async () => {
+            const input = {
+              topic: batch.topic,
+              partition: batch.partition,
+              messages: batch.messages,
+              lastOffset: batch.lastOffset(),
+            };
+            const outcome = await task.process(input);
+            await this.deps.betweenBatches?.(task, input, outcome);
+          });
         } catch (err) {
           // Never rethrow to kafkajs: it would retry this batch from its in-memory position
           // (wrong if the commit actually succeeded) or stop consuming for good.

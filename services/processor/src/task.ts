@@ -144,7 +144,13 @@ export class Task {
     for (const [outcome, n] of Object.entries(eventOutcomes)) if (n > 0) metrics.events.inc({ outcome }, n);
     for (const [outcome, n] of commandOutcomes) metrics.commands.inc({ outcome }, n);
     for (const m of batch.messages) metrics.commitLatencySeconds.observe(Math.max(0, committedAt - Number(m.timestamp)) / 1000);
-    return { records: batch.messages.length, changes, results: results.length, deadLetters: deadLetters.length, committedAt };
+    return {
+      records: batch.messages.length,
+      changes,
+      results: results.length,
+      deadLetters: deadLetters.length,
+      committedAt,
+    };
   }
 
   /**
@@ -197,15 +203,23 @@ export class Task {
     const tx = await this.producer.transaction();
     let checkpoint: string | null = null;
     try {
-      if (topicMessages.length > 0) {
-        const sent = await tx.sendBatch({ topicMessages });
+      // kafkajs does not split a request into record batches the broker accepts
+      // (max.message.bytes, 1 MB by default): send a big batch's records in slices.
+      for (const slice of slicesOf(topicMessages, MAX_REQUEST_BYTES)) {
+        const sent = await tx.sendBatch({ topicMessages: slice });
         const meta = sent.find((r) => r.topicName === topics.changelog && r.partition === this.id);
-        if (meta?.baseOffset !== undefined) checkpoint = (BigInt(meta.baseOffset) + BigInt(changelog.length)).toString();
+        const count = slice.find((t) => t.topic === topics.changelog)?.messages.length ?? 0;
+        if (meta?.baseOffset !== undefined) checkpoint = (BigInt(meta.baseOffset) + BigInt(count)).toString();
       }
       if (consumed) {
         await tx.sendOffsets({
           consumerGroupId: this.deps.groupId,
-          topics: [{ topic: consumed.topic, partitions: [{ partition: consumed.partition, offset: (BigInt(consumed.lastOffset) + 1n).toString() }] }],
+          topics: [
+            {
+              topic: consumed.topic,
+              partitions: [{ partition: consumed.partition, offset: (BigInt(consumed.lastOffset) + 1n).toString() }],
+            },
+          ],
         });
       }
       await tx.commit();
@@ -237,4 +251,35 @@ export class Task {
     this.deps.metrics.storeEntities.remove({ task: String(this.id) });
     this.deps.metrics.storeBytes.remove({ task: String(this.id) });
   }
+}
+
+/** Bytes of keys and values per produce request: well under the broker's default max.message.bytes. */
+const MAX_REQUEST_BYTES = 512 * 1024;
+
+type TopicMessages = { topic: string; messages: Message[] };
+
+/** Splits topic messages, in order, into requests of at most `maxBytes` (a bigger record goes alone). */
+function* slicesOf(topicMessages: TopicMessages[], maxBytes: number): Generator<TopicMessages[]> {
+  let slice: TopicMessages[] = [];
+  let bytes = 0;
+  for (const { topic, messages } of topicMessages) {
+    for (const m of messages) {
+      const size = byteLength(m.key) + byteLength(m.value) + 64;
+      if (bytes + size > maxBytes && bytes > 0) {
+        yield slice;
+        slice = [];
+        bytes = 0;
+      }
+      const last = slice[slice.length - 1];
+      if (last?.topic === topic) last.messages.push(m);
+      else slice.push({ topic, messages: [m] });
+      bytes += size;
+    }
+  }
+  if (slice.length > 0) yield slice;
+}
+
+function byteLength(b: Message['key'] | Message['value']): number {
+  if (b === null || b === undefined) return 0;
+  return typeof b === 'string' ? Buffer.byteLength(b) : b.length;
 }

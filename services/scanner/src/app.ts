@@ -51,6 +51,16 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     // Request lines would log every poll of a following CLI; errors are logged by the handler below.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: deps.maxBodyBytes,
+    // Above every schema's own limit, so an over-long id gets the schema's 400 naming the field.
+    maxParamLength: 2048,
+    // Errors the router raises before any route runs (a malformed %-escape) in the API's shape.
+    frameworkErrors: (err, request, reply) => {
+      const { status, body } = toErrorReply(err, deps.maxBodyBytes);
+      request.log.debug({ status, error: body.error }, 'request rejected by the router');
+      // The reply is not yet bound to a route here, so its typed status codes do not apply.
+      const untyped = reply as unknown as { code(n: number): { send(b: unknown): void } };
+      untyped.code(status).send(body);
+    },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false } },
   });
 

@@ -31,6 +31,10 @@ export function toErrorReply(err: unknown, bodyLimit: number): ErrorReply {
       return reply('body_too_large', `the body is larger than ${bodyLimit} bytes`);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return reply('unsupported_media_type', 'send the body as application/json');
+    case 'FST_ERR_BAD_URL':
+      return reply('invalid_request', '/params: the URL path is not valid percent-encoding', [
+        { path: '/params', message: 'the URL path is not valid percent-encoding' },
+      ]);
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return reply('invalid_json', 'the body is empty but the content type is application/json');
   }
