@@ -52,16 +52,8 @@ wait_ready() { # $1 = name, $2 = url
 wait_ready processor http://127.0.0.1:8080/readyz
 wait_ready scanner http://127.0.0.1:8081/readyz
 
-echo "[demo] seeding $accounts accounts through the events topic"
-KAFKA_BROKERS=127.0.0.1:39092 EVENTS_TOPIC=accounts-events node services/processor/dist/seed.js "$accounts" 5
-
-printf '[demo] waiting for the processor to apply them'
-for _ in $(seq 1 300); do
-  lag=$(curl -fsS http://127.0.0.1:8080/metrics | awk '/^processor_consumer_lag\{topic="accounts-events"/ {s+=$2} END {print s+0}')
-  applied=$(curl -fsS http://127.0.0.1:8080/metrics | awk '/^processor_events_total/ {s+=$2} END {print s+0}')
-  if [ "$lag" = 0 ] && [ "$applied" -gt 0 ]; then echo " done"; break; fi
-  printf '.'; sleep 1
-done
+echo "[demo] seeding $accounts accounts through the events topic (and waiting until the processor applied them)"
+KAFKA_BROKERS=127.0.0.1:39092 EVENTS_TOPIC=accounts-events APP_ID=state-relay node services/processor/dist/seed.js "$accounts" 5
 
 echo "[demo] the canonical sweep: active accounts idle for more than 30 days become dormant"
 node services/scanner/dist/cli.js --url http://127.0.0.1:8081 --token "$STATE_RELAY_API_TOKEN" --preset dormant

@@ -34,6 +34,33 @@ async function seed(): Promise<void> {
   }
   await producer.disconnect();
   process.stdout.write(`seeded ${accounts} accounts (${events.length} events) into ${topic}\n`);
+  await waitForProcessor(kafka, process.env.APP_ID ?? 'state-relay', topic);
+}
+
+/** Waits until the processor's group has committed offsets at the end of every partition. */
+async function waitForProcessor(kafka: Kafka, groupId: string, topic: string): Promise<void> {
+  const admin = kafka.admin();
+  await admin.connect();
+  const started = Date.now();
+  try {
+    const ends = await admin.fetchTopicOffsets(topic);
+    for (;;) {
+      const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+      let behind = 0n;
+      for (const end of ends) {
+        const offset = committed?.partitions.find((p) => p.partition === end.partition)?.offset ?? '-1';
+        const at = offset === '-1' ? BigInt(end.low) : BigInt(offset);
+        if (BigInt(end.high) > at) behind += BigInt(end.high) - at;
+      }
+      if (behind === 0n) break;
+      if (Date.now() - started > 600_000) throw new Error(`the processor (group ${groupId}) is still ${behind} events behind`);
+      process.stdout.write(`\rwaiting for the processor: ${behind} events to go   `);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  } finally {
+    await admin.disconnect();
+  }
+  process.stdout.write(`\rthe processor applied them all (${((Date.now() - started) / 1000).toFixed(1)} s)        \n`);
 }
 
 seed().catch((err: unknown) => {
