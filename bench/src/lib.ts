@@ -1,0 +1,50 @@
+// Everything the benchmark drives, in one place. bench/ is not a workspace package and adds
+// no dependencies, so it imports the built packages and services by path (tsc -b builds them
+// first through the project references), and the two libraries it uses directly, kafkajs and
+// pino, from the processor's own dependencies: the very copies the processor runs with.
+export * as kafkajs from '../../services/processor/node_modules/kafkajs';
+export type {
+  Kafka,
+  Producer,
+  Consumer,
+  Admin,
+  Message,
+  KafkaMessage,
+} from '../../services/processor/node_modules/kafkajs';
+export { default as pino } from '../../services/processor/node_modules/pino';
+export type { Logger } from '../../services/processor/node_modules/pino';
+
+export {
+  Processor,
+  createProcessorMetrics,
+  loadConfig,
+  type ProcessorConfig,
+} from '../../services/processor/dist/index';
+export { InLoopSweep } from '../../services/processor/dist/in-loop-sweep';
+export type { Task, InputBatch, BatchOutcome } from '../../services/processor/dist/task';
+
+export {
+  accountsDomain,
+  accountsOracle,
+  applyAccountEvent,
+  generateAccountEvents,
+  markDormant,
+  DORMANCY_SWEEP,
+  type KeyedEvent,
+} from '../../packages/accounts/dist/index';
+export {
+  changelogTopicName,
+  commandIdFor,
+  decodeCommandResult,
+  encodeCommand,
+  encodeEvent,
+  encodeStoredEntity,
+  decodeStoredEntity,
+  type DomainEvent,
+  type StoredEntity,
+  type UpdateCommand,
+} from '../../packages/contracts/dist/index';
+export { evaluateCondition, type Action, type Condition, type JsonObject } from '../../packages/rules/dist/index';
+export { TaskStore } from '../../packages/store/dist/index';
+export { connectTaskProducer, ensureTopics } from '../../packages/kafka-runtime/dist/index';
+export { freePort, startKafka, kafkaImage, type StartedKafka } from '../../packages/testkit/dist/index';

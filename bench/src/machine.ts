@@ -1,0 +1,35 @@
+import { readFileSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg, release, totalmem } from 'node:os';
+import { resolve } from 'node:path';
+import { kafkaImage } from './lib';
+
+export interface Machine {
+  date: string;
+  cpus: number;
+  cpuModel: string;
+  memoryGiB: number;
+  kernel: string;
+  node: string;
+  kafkajs: string;
+  kafkaImage: string;
+  containerRuntime: string;
+  /** 1-minute load average when the run started: above the CPU count, other work competed. */
+  loadAverageAtStart: number;
+}
+
+/** Where the figures come from: they only mean something next to this. */
+export function describeMachine(): Machine {
+  const kafkajsPackage = resolve(__dirname, '../../services/processor/node_modules/kafkajs/package.json');
+  return {
+    date: new Date().toISOString(),
+    cpus: availableParallelism(),
+    cpuModel: cpus()[0]?.model.trim() ?? 'unknown',
+    memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
+    kernel: release(),
+    node: process.version,
+    kafkajs: (JSON.parse(readFileSync(kafkajsPackage, 'utf8')) as { version: string }).version,
+    kafkaImage: kafkaImage(),
+    containerRuntime: process.env.STATE_RELAY_RUNTIME ?? 'docker',
+    loadAverageAtStart: Math.round(loadavg()[0]! * 10) / 10,
+  };
+}

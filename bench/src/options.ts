@@ -1,0 +1,192 @@
+/** What one `pnpm bench` run does; every size can be set from the command line. */
+export interface BenchOptions {
+  /** Keys loaded for the sweep comparison. */
+  keys: number;
+  /** Steady event load during the sweeps, events/s. */
+  rate: number;
+  /** Events pre-produced for the throughput run. */
+  throughputEvents: number;
+  /** Events per account in the throughput input (accounts = events / this). */
+  eventsPerAccount: number;
+  partitions: number;
+  /** Keys per slice of the chunked in-loop sweep. */
+  chunkKeys: number;
+  /** Commands/s the relay emits at most, and the command lag at which it pauses. */
+  relayRate: number;
+  relayMaxLag: number;
+  warmupSec: number;
+  baselineSec: number;
+  tailSec: number;
+  /** Sweep time budgeted in the fixed steady-load total (see sweeps.ts). */
+  sweepAllowanceSec: number;
+  /** Profile the processor during the throughput run (--cpu-prof) and print the top functions. */
+  profile: boolean;
+  /**
+   * What-if (never in the default run): the processor's transactional producers retry from
+   * this many ms instead of the 100 ms kafka-runtime sets. See docs/benchmarks.md.
+   */
+  txRetryMs?: number;
+  /** What-if: run the scanner at this nice level (0 = as the processor), as a background job would. */
+  scannerNice: number;
+  /** Extra processor environment (e.g. CONCURRENCY=6), to try a setting; the default run sets none. */
+  processorEnv: Record<string, string>;
+  /** Write docs/benchmarks/*.json|svg and the results block of docs/benchmarks.md. */
+  writeDocs: boolean;
+  /** Rounds of the sweep comparison (the order alternates); 2 by default, 1 for --quick and --full. */
+  rounds: number;
+  /** Which sweeps to run, in this order (all three by default). */
+  sweeps: Array<'blocking' | 'chunked' | 'relay'>;
+  label: 'quick' | 'default' | 'full' | 'custom';
+}
+
+const USAGE = `usage: pnpm bench [--quick | --full] [--keys N] [--rate R] [--events N] [--chunk K]
+                  [--relay-rate R] [--relay-max-lag N] [--baseline S] [--rounds N] [--profile]
+                  [--processor-env NAME=VALUE] [--tx-retry-ms N] [--scanner-nice N]
+                  [--sweeps LIST] [--no-docs]
+  --keys N        keys loaded for the sweep comparison (default 200000; --full: 1000000)
+  --rate R        steady event load during the sweeps, events/s (default 2000)
+  --events N      events pre-produced for the throughput run (default 300000)
+  --chunk K       keys per slice of the chunked in-loop sweep (default 1000)
+  --relay-rate R  commands/s the relay emits at most (default 4000)
+  --relay-max-lag N  command lag at which the relay pauses (default 2000)
+  --baseline S    seconds of baseline before each sweep (default 10)
+  --rounds N      rounds of the three sweeps, order alternating (default 2; --quick, --full: 1)
+  --quick         small sizes, to try it out (20000 keys, 60000 events)
+  --profile       CPU-profile the processor during the throughput run
+  --processor-env NAME=VALUE  processor setting to try (repeatable), e.g. CONCURRENCY=6
+  --sweeps LIST   which sweeps to run (default blocking,chunked,relay)
+  --scanner-nice N what-if: run the scanner at nice level N (1..19), as a background job
+  --tx-retry-ms N what-if: the processor's transactional producers retry from N ms (not 100)
+  --no-docs       print only; leave docs/benchmarks* alone`;
+
+export function parseOptions(argv: string[]): BenchOptions {
+  const o: BenchOptions = {
+    keys: 200_000,
+    rate: 2_000,
+    throughputEvents: 300_000,
+    eventsPerAccount: 6,
+    partitions: 6,
+    chunkKeys: 1_000,
+    relayRate: 4_000,
+    relayMaxLag: 2_000,
+    warmupSec: 5,
+    baselineSec: 10,
+    tailSec: 3,
+    sweepAllowanceSec: 45,
+    profile: false,
+    processorEnv: {},
+    scannerNice: 0,
+    writeDocs: true,
+    rounds: 2,
+    sweeps: ['blocking', 'chunked', 'relay'],
+    label: 'default',
+  };
+  const explicit = new Set<string>();
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i]!;
+    const num = (name: keyof BenchOptions, min: number): void => {
+      const raw = argv[++i];
+      const n = Number(raw);
+      if (raw === undefined || !Number.isFinite(n) || n < min)
+        throw new UsageError(`${flag} needs a number of at least ${min}, got ${raw}`);
+      (o[name] as number) = Math.floor(n);
+      explicit.add(name);
+    };
+    switch (flag) {
+      case '--quick':
+        o.label = 'quick';
+        break;
+      case '--full':
+        o.label = 'full';
+        break;
+      case '--keys':
+        num('keys', 1_000);
+        break;
+      case '--rate':
+        num('rate', 10);
+        break;
+      case '--events':
+        num('throughputEvents', 1_000);
+        break;
+      case '--chunk':
+        num('chunkKeys', 1);
+        break;
+      case '--relay-rate':
+        num('relayRate', 10);
+        break;
+      case '--relay-max-lag':
+        num('relayMaxLag', 10);
+        break;
+      case '--rounds':
+        num('rounds', 1);
+        break;
+      case '--baseline':
+        num('baselineSec', 1);
+        break;
+      case '--profile':
+        o.profile = true;
+        break;
+      case '--sweeps': {
+        const list = (argv[++i] ?? '').split(',');
+        if (!list.every((m) => m === 'blocking' || m === 'chunked' || m === 'relay')) {
+          throw new UsageError(
+            `--sweeps takes a comma-separated list of blocking, chunked, relay; got ${list.join(',')}`,
+          );
+        }
+        o.sweeps = list as BenchOptions['sweeps'];
+        explicit.add('sweeps');
+        break;
+      }
+      case '--scanner-nice':
+        num('scannerNice', 0);
+        break;
+      case '--tx-retry-ms':
+        num('txRetryMs', 1);
+        break;
+      case '--no-docs':
+        o.writeDocs = false;
+        break;
+      case '--processor-env': {
+        const pair = argv[++i] ?? '';
+        const eq = pair.indexOf('=');
+        if (eq < 1) throw new UsageError(`--processor-env needs NAME=VALUE, got ${pair}`);
+        o.processorEnv[pair.slice(0, eq)] = pair.slice(eq + 1);
+        explicit.add('processorEnv');
+        break;
+      }
+      case '--help':
+      case '-h':
+        throw new UsageError('');
+      default:
+        throw new UsageError(`unknown flag ${flag}`);
+    }
+  }
+  const preset = (name: keyof BenchOptions, value: number) => {
+    if (!explicit.has(name)) (o[name] as number) = value;
+  };
+  if (o.label === 'quick') {
+    preset('keys', 20_000);
+    preset('throughputEvents', 60_000);
+    preset('baselineSec', 5);
+    preset('warmupSec', 3);
+    preset('sweepAllowanceSec', 20);
+    preset('rounds', 1);
+  } else if (o.label === 'full') {
+    preset('keys', 1_000_000);
+    preset('rounds', 1);
+  }
+  // Sweep work grows with the keys. The relay is rate-limited and backs off on lag: it was seen
+  // to deliver a third to four fifths of its rate, so budget for a third.
+  if (!explicit.has('sweepAllowanceSec') && o.label !== 'quick') {
+    o.sweepAllowanceSec = Math.max(o.sweepAllowanceSec, Math.ceil((o.keys * 0.3) / (o.relayRate / 3)) + 20);
+  }
+  if (o.label === 'default' && explicit.size > 0) o.label = 'custom';
+  return o;
+}
+
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message ? `${message}\n${USAGE}` : USAGE);
+    this.name = 'UsageError';
+  }
+}

@@ -1,0 +1,78 @@
+import type { BatchReport, ProcessorChildConfig } from './children/processor-child';
+import type { Deployment } from './deployment';
+import { Child, type ChildMessage } from './ipc';
+import { CommitLog } from './stats';
+
+export interface RestoreReport {
+  records: number;
+  ms: number;
+}
+
+/** A processor child for one deployment, with everything it reports collected. */
+export class ProcessorRun {
+  readonly log = new CommitLog();
+  readonly restores: RestoreReport[] = [];
+  /** Highest JS heap and off-heap (Buffers, SQLite's ArrayBuffers) seen, in bytes. */
+  readonly memory = { heapUsed: 0, external: 0 };
+  /** Warnings and errors the processor logged (kafkajs's errors arrive as warnings), by message. */
+  readonly warnings: Record<string, number> = {};
+  readonly child: Child;
+  readonly spawnedAt = Date.now();
+  readyAt?: number;
+  private readonly readyMessage: Promise<{ type: 'ready'; at: number }>;
+
+  constructor(
+    brokers: string[],
+    d: Deployment,
+    o: { processorEnv: Record<string, string>; txRetryMs?: number },
+    execArgv: string[] = [],
+  ) {
+    const config: ProcessorChildConfig = {
+      brokers,
+      appId: d.appId,
+      eventsTopic: d.eventsTopic,
+      commandsTopic: d.commandsTopic,
+      resultsTopic: d.resultsTopic,
+      deadLetterTopic: d.deadLetterTopic,
+      partitions: d.partitions,
+      stateDir: d.stateDir,
+      env: o.processorEnv,
+      ...(o.txRetryMs !== undefined ? { txRetryMs: o.txRetryMs } : {}),
+    };
+    this.child = Child.start('processor', 'processor-child', config, execArgv);
+    this.readyMessage = this.child.next<{ type: 'ready'; at: number }>('ready', 600_000);
+    this.readyMessage.catch(() => undefined);
+    this.child.on((m: ChildMessage) => {
+      if (m.type === 'batches') this.log.add(m as BatchReport);
+      else if (m.type === 'restored') this.restores.push({ records: Number(m.records), ms: Number(m.ms) });
+      else if (m.type === 'warning') this.warnings[String(m.msg)] = (this.warnings[String(m.msg)] ?? 0) + 1;
+      else if (m.type === 'memory') {
+        this.memory.heapUsed = Math.max(this.memory.heapUsed, Number(m.heapUsed));
+        this.memory.external = Math.max(this.memory.external, Number(m.external));
+      }
+    });
+  }
+
+  /** Resolves when the processor owns every task, restored. */
+  async ready(): Promise<number> {
+    const m = await this.readyMessage;
+    this.readyAt = m.at;
+    return m.at;
+  }
+
+  /** Restored records and restore time summed over the restores this instance did. */
+  get restored(): RestoreReport {
+    return this.restores.reduce((a, r) => ({ records: a.records + r.records, ms: Math.max(a.ms, r.ms) }), {
+      records: 0,
+      ms: 0,
+    });
+  }
+
+  /** Clean stop (the last batch report arrives before it exits); returns peak RSS in bytes. */
+  async stop(): Promise<number | undefined> {
+    const peak = this.child.peakRss();
+    const code = await this.child.stop();
+    if (code !== 0) throw new Error(`processor exited with ${code}\n${this.child.stderr}`);
+    return peak;
+  }
+}

@@ -1,0 +1,140 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { join, resolve } from 'node:path';
+import type { Deployment } from './deployment';
+import { peakRssOf, trackProcess } from './ipc';
+import { freePort, type Action, type Condition } from './lib';
+
+const SERVER = resolve(__dirname, '../../services/scanner/dist/server.js');
+
+/** What the benchmark reads of a scan (services/scanner's ScanView). */
+export interface ScanView {
+  id: string;
+  status: 'pending' | 'running' | 'completed' | 'cancelled' | 'failed';
+  phase: string | null;
+  counts: { scanned: number; matched: number; emitted: number; pending: number; results: Record<string, number> };
+  backoffSeconds: number;
+  startedAt: string | null;
+  finishedAt: string | null;
+  error: string | null;
+}
+
+/**
+ * The real scanner service (services/scanner, built JS) as its own process, driven through
+ * its HTTP API exactly as an operator would: the topic relay of the comparison.
+ */
+export class ScannerProcess {
+  private readonly child: ChildProcess;
+  private readonly token = randomBytes(16).toString('hex');
+  private readonly exited: Promise<number | null>;
+  output = '';
+
+  private constructor(
+    private readonly port: number,
+    d: Deployment,
+    brokers: string[],
+    options: { maxCommandLag: number; nice: number },
+  ) {
+    // `nice` execs node, so the pid stays the scanner's.
+    const [command, args] =
+      options.nice > 0
+        ? ['nice', ['-n', String(options.nice), process.execPath, SERVER]]
+        : [process.execPath, [SERVER]];
+    this.child = spawn(command, args, {
+      env: {
+        ...process.env,
+        KAFKA_BROKERS: brokers.join(','),
+        APP_ID: d.appId,
+        COMMANDS_TOPIC: d.commandsTopic,
+        RESULTS_TOPIC: d.resultsTopic,
+        STATE_DIR: join(d.stateDir, 'scanner'),
+        HTTP_HOST: '127.0.0.1',
+        HTTP_PORT: String(port),
+        API_TOKEN: this.token,
+        MAX_COMMAND_LAG: String(options.maxCommandLag),
+        LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const capture = (b: Buffer) => {
+      this.output = (this.output + b.toString()).slice(-20_000);
+      if (process.env.BENCH_VERBOSE) process.stderr.write(`[scanner] ${b.toString()}`);
+    };
+    this.child.stdout!.on('data', capture);
+    this.child.stderr!.on('data', capture);
+    this.exited = new Promise((res) => this.child.once('exit', (code) => res(code)));
+    trackProcess({ kill: () => this.child.kill('SIGKILL') }, this.exited);
+  }
+
+  static async start(
+    d: Deployment,
+    brokers: string[],
+    options: { maxCommandLag: number; nice: number },
+  ): Promise<ScannerProcess> {
+    return new ScannerProcess(await freePort(), d, brokers, options);
+  }
+
+  private async request<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+    const res = await fetch(`http://127.0.0.1:${this.port}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${this.token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: res.status, body: (await res.json()) as T };
+  }
+
+  /** Until the replica has caught up with the changelog (GET /readyz). */
+  async ready(timeoutMs = 600_000): Promise<number> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      if (this.child.exitCode !== null) throw new Error(`scanner exited with ${this.child.exitCode}\n${this.output}`);
+      const res = await this.request('GET', '/readyz').catch(() => undefined);
+      if (res?.status === 200) return Date.now();
+      if (Date.now() > deadline) throw new Error(`scanner not ready in ${timeoutMs} ms\n${this.output}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  async createScan(body: {
+    condition: Condition;
+    action: Action;
+    asOf: number;
+    options: { rate?: number };
+  }): Promise<ScanView> {
+    const res = await this.request<{ scan: ScanView }>('POST', '/scans', body);
+    if (res.status !== 202) throw new Error(`POST /scans answered ${res.status}: ${JSON.stringify(res.body)}`);
+    return res.body.scan;
+  }
+
+  /** Polls the scan until it finished (completed: every emitted command has its result). */
+  async finished(id: string, timeoutMs = 1_800_000, pollMs = 200): Promise<ScanView & { seenDoneAt: number }> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const { body } = await this.request<ScanView>('GET', `/scans/${encodeURIComponent(id)}`);
+      if (body.status === 'completed') return { ...body, seenDoneAt: Date.now() };
+      if (body.status === 'failed' || body.status === 'cancelled')
+        throw new Error(`scan ${id} ${body.status}: ${body.error}\n${this.output}`);
+      if (Date.now() > deadline) throw new Error(`scan ${id} not finished in ${timeoutMs} ms: ${JSON.stringify(body)}`);
+      await new Promise((r) => setTimeout(r, pollMs));
+    }
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  peakRss(): number | undefined {
+    return peakRssOf(this.child.pid!);
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null) return;
+    this.child.kill('SIGTERM');
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 30_000);
+    await this.exited;
+    clearTimeout(timer);
+  }
+}

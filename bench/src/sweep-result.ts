@@ -1,0 +1,128 @@
+import type { CpuUse } from './cpu';
+import type { BenchOptions } from './options';
+import type { ProcessorRun } from './processor-run';
+import { summarize, type LatencySummary, type TransactionSummary } from './stats';
+import type { StateCheck } from './verify';
+
+export const SWEEP_MODES = ['blocking', 'chunked', 'relay'] as const;
+export type SweepMode = (typeof SWEEP_MODES)[number];
+
+export const MODE_LABELS: Record<SweepMode, string> = {
+  blocking: 'a. blocking in-loop',
+  chunked: 'b. chunked in-loop',
+  relay: 'c. topic relay',
+};
+
+/** "a. blocking in-loop", with the round when there are several. */
+export function sweepLabel(r: { mode: SweepMode; round: number }, rounds: number): string {
+  return rounds > 1 ? `${MODE_LABELS[r.mode]}, round ${r.round}` : MODE_LABELS[r.mode];
+}
+
+export interface SweepResult {
+  mode: SweepMode;
+  /** 1, 2, ...: with several rounds the order alternates (a b c, then c b a) to even out drift. */
+  round: number;
+  /** Arming the sweep (or POST /scans) to the last change committed (relay: every command answered). */
+  sweepMs: number;
+  /** Event latency (produce -> commit): events committed in the baseline window / in flight during the sweep. */
+  baseline: LatencySummary;
+  during: LatencySummary;
+  /** p99 during the sweep / p99 of the baseline window just before it. */
+  p99Ratio: number;
+  /** Longest time between two consecutive event commits (any task) during the sweep, and in the baseline. */
+  longestGapMs: number;
+  baselineGapMs: number;
+  /** The same, for the most-stalled single task. */
+  longestTaskGapMs: number;
+  baselineTaskGapMs: number;
+  eventsPerSecBaseline: number;
+  eventsPerSecDuring: number;
+  /** What the sweep did: keys walked, matches, changes (in-loop) or results by outcome (relay). */
+  work: Record<string, number>;
+  restore: { records: number; ms: number };
+  /** The processor's transactions (batches and in-loop slices) in the baseline window and during the sweep. */
+  txBaseline: TransactionSummary;
+  txDuring: TransactionSummary;
+  /** CPU cores used by each process, and how busy the machine was, in the baseline window and during the sweep. */
+  cpuBaseline: CpuUse;
+  cpuDuring: CpuUse;
+  peakRssBytes: { processor?: number; scanner?: number };
+  /** Warnings the processor logged during the whole phase, by message (e.g. a failed batch). */
+  processorWarnings: Record<string, number>;
+  /** The processor's highest JS heap and Buffer/ArrayBuffer bytes seen. */
+  processorMemory: { heapUsed: number; external: number };
+  /** How far the load generator fell behind its schedule at worst (ms): should stay near 0. */
+  loadBehindMs: number;
+  /** Steady-load events: sent at the fixed rate while measuring, and in total (after the top-up). */
+  measuredLoadEvents: number;
+  loadEvents: number;
+  check: StateCheck;
+  /** For the chart: seconds from the load's start. */
+  timeline: Array<{ t: number; p50: number; p99: number; max: number; n: number }>;
+  window: { start: number; end: number };
+  bucketMs: number;
+}
+
+export interface PhaseFacts {
+  start: number;
+  end: number;
+  work: Record<string, number>;
+  loadStart: number;
+  measuredEnd: number;
+  loadBehindMs: number;
+  loadEvents: number;
+  measuredEvents: number;
+  check: StateCheck;
+  peaks: { processor?: number; scanner?: number };
+  cpuBaseline: CpuUse;
+  cpuDuring: CpuUse;
+}
+
+export function summarizePhase(
+  mode: SweepMode,
+  round: number,
+  o: BenchOptions,
+  proc: ProcessorRun,
+  f: PhaseFacts,
+): SweepResult {
+  const { log: commits } = proc;
+  const baselineFrom = f.start - o.baselineSec * 1000;
+  // Baseline: events committed before the sweep began, so none of it can have touched them.
+  // During: every event in flight at some point of the sweep, so one stuck behind a stall
+  // counts even if it was produced before the sweep began or committed after it ended.
+  const baseline = summarize(commits.latenciesBetween(baselineFrom, f.start));
+  const during = summarize(commits.latenciesOverlapping(f.start, f.end));
+  const sweepSec = Math.max(0.001, (f.end - f.start) / 1000);
+  // Commits come in waves a few hundred ms apart: buckets must be wider than that.
+  const bucketMs = Math.max(500, Math.round((f.measuredEnd - f.loadStart) / 200 / 250) * 250);
+  return {
+    mode,
+    round,
+    sweepMs: f.end - f.start,
+    baseline,
+    during,
+    p99Ratio: during.p99 / baseline.p99,
+    longestGapMs: commits.longestGap(f.start, f.end),
+    baselineGapMs: commits.longestGap(baselineFrom, f.start),
+    longestTaskGapMs: commits.longestGap(f.start, f.end, true),
+    baselineTaskGapMs: commits.longestGap(baselineFrom, f.start, true),
+    eventsPerSecBaseline: commits.eventsBetween(baselineFrom, f.start) / o.baselineSec,
+    eventsPerSecDuring: commits.eventsBetween(f.start, f.end + 1) / sweepSec,
+    work: f.work,
+    restore: proc.restored,
+    cpuBaseline: f.cpuBaseline,
+    cpuDuring: f.cpuDuring,
+    txBaseline: commits.transactionsBetween(baselineFrom, f.start),
+    txDuring: commits.transactionsBetween(f.start, f.end + 1),
+    peakRssBytes: f.peaks,
+    processorMemory: proc.memory,
+    processorWarnings: proc.warnings,
+    loadBehindMs: f.loadBehindMs,
+    measuredLoadEvents: f.measuredEvents,
+    loadEvents: f.loadEvents,
+    check: f.check,
+    timeline: commits.buckets(f.loadStart, f.measuredEnd, bucketMs),
+    window: { start: (f.start - f.loadStart) / 1000, end: (f.end - f.loadStart) / 1000 },
+    bucketMs,
+  };
+}

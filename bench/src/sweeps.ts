@@ -1,0 +1,227 @@
+import type { LoadChildConfig } from './children/load-child';
+import type { SweepCommand } from './children/processor-child';
+import { AS_OF, log } from './common';
+import { brokerPid, cpuBetween, snapshot } from './cpu';
+import { createDeploymentTopics, newDeployment, produceAll, waitCommittedToEnd } from './deployment';
+import { Child } from './ipc';
+import {
+  accountsOracle,
+  DORMANCY_SWEEP,
+  encodeStoredEntity,
+  evaluateCondition,
+  generateAccountEvents,
+  type Admin,
+  type JsonObject,
+  type Kafka,
+  type Message,
+} from './lib';
+import type { BenchOptions } from './options';
+import { ProcessorRun } from './processor-run';
+import { ScannerProcess } from './scanner-run';
+import type { SteadyLoadSpec } from './steady-load';
+import { summarizePhase, type SweepMode, type SweepResult } from './sweep-result';
+import { expectedState } from './sweep-oracle';
+import { checkState, readStores } from './verify';
+
+export { MODE_LABELS, SWEEP_MODES, sweepLabel, type SweepMode, type SweepResult } from './sweep-result';
+
+export interface SweepComparison {
+  keys: number;
+  candidates: number;
+  rate: number;
+  chunkKeys: number;
+  relayRate: number;
+  rounds: number;
+  /** Steady-load events every deployment got (measured part plus the top-up). */
+  loadTotal: number;
+  results: SweepResult[];
+  /** Every mode ended in the oracle's state, and (same input) in the same state. */
+  sameFinalState: boolean;
+}
+
+interface Shared {
+  kafka: Kafka;
+  admin: Admin;
+  brokers: string[];
+  o: BenchOptions;
+  workDir: string;
+  seed: Map<string, JsonObject>;
+  seedMessages: Message[];
+  loadSpec: SteadyLoadSpec;
+  loadTotal: number;
+}
+
+/**
+ * Part 2: the same sweep (mark dormant) three ways, one after another, each on its own
+ * deployment loaded with the identical state (the changelog is seeded with it and the
+ * processor restores it) and fed the identical steady load, so each sweep has the same work
+ * and all three must end in the same state. See docs/benchmarks.md for the method.
+ */
+export async function compareSweeps(
+  kafka: Kafka,
+  admin: Admin,
+  brokers: string[],
+  o: BenchOptions,
+  workDir: string,
+): Promise<SweepComparison> {
+  log(`sweeps: generating ${o.keys} accounts`);
+  const seed = accountsOracle(
+    generateAccountEvents({ accounts: o.keys, eventsPerAccount: 2, seed: 7, now: AS_OF, dormantFraction: 0.3 }),
+  );
+  const seedMessages: Message[] = [...seed].map(([key, value]) => ({
+    key,
+    value: encodeStoredEntity({ version: 1, value, commandIds: [] }),
+  }));
+  const candidates = [...seed.values()].filter((v) =>
+    evaluateCondition(DORMANCY_SWEEP.condition, v, { asOf: AS_OF }),
+  ).length;
+  // Every deployment gets this many steady-load events: those sent while measuring, then the
+  // rest of the same sequence at full speed, so the three final states must be identical.
+  const loadTotal = Math.ceil(o.rate * (o.warmupSec + o.baselineSec + o.sweepAllowanceSec + o.tailSec));
+  const shared: Shared = {
+    kafka,
+    admin,
+    brokers,
+    o,
+    workDir,
+    seed,
+    seedMessages,
+    loadSpec: { seed: 11, keys: o.keys, asOf: AS_OF },
+    loadTotal,
+  };
+
+  const results: SweepResult[] = [];
+  for (let round = 1; round <= o.rounds; round++) {
+    const order = round % 2 === 1 ? o.sweeps : [...o.sweeps].reverse();
+    for (const mode of order) results.push(await runPhase(mode, round, shared));
+  }
+  const sameInput = results.every((r) => r.loadEvents === loadTotal);
+  const sameFinalState =
+    results.every((r) => r.check.ok) && (!sameInput || new Set(results.map((r) => r.check.digest)).size === 1);
+  return {
+    keys: o.keys,
+    candidates,
+    rate: o.rate,
+    chunkKeys: o.chunkKeys,
+    relayRate: o.relayRate,
+    rounds: o.rounds,
+    loadTotal,
+    results,
+    sameFinalState,
+  };
+}
+
+async function runPhase(mode: SweepMode, round: number, s: Shared): Promise<SweepResult> {
+  const { kafka, admin, brokers, o } = s;
+  const d = newDeployment(`${mode}${round}`, o.partitions, s.workDir);
+  const name = o.rounds > 1 ? `${mode} (round ${round})` : mode;
+  await createDeploymentTopics(admin, d);
+  log(`sweep ${name}: seeding ${s.seedMessages.length} entities into ${d.changelogTopic}`);
+  await produceAll(kafka, d.changelogTopic, s.seedMessages);
+
+  const proc = new ProcessorRun(brokers, d, o);
+  let scanner: ScannerProcess | undefined;
+  let load: Child | undefined;
+  try {
+    await proc.ready();
+    log(`sweep ${name}: processor restored ${proc.restored.records} records in ${proc.restored.ms} ms`);
+    if (mode === 'relay') {
+      scanner = await ScannerProcess.start(d, brokers, { maxCommandLag: o.relayMaxLag, nice: o.scannerNice });
+      await scanner.ready();
+      log(`sweep ${name}: scanner replica caught up`);
+    }
+
+    const loadConfig: LoadChildConfig = { brokers, topic: d.eventsTopic, rate: o.rate, spec: s.loadSpec };
+    load = Child.start('load', 'load-child', loadConfig);
+    const behind: Array<{ at: number; ms: number }> = [];
+    load.on((m) => {
+      if (m.type === 'progress' || m.type === 'measured') behind.push({ at: Number(m.at), ms: Number(m.behindMs) });
+    });
+    const loadStart = (await load.next<{ type: 'started'; at: number }>('started')).at;
+    log(`sweep ${name}: steady load of ${o.rate} events/s; baseline`);
+    const pids = { processor: proc.child.pid, scanner: scanner?.pid, load: load.pid, broker: brokerPid(brokers[0]!) };
+    await sleep(o.warmupSec * 1000);
+    const atBaseline = snapshot(pids);
+    await sleep(o.baselineSec * 1000);
+
+    log(`sweep ${name}: sweeping`);
+    const atSweep = snapshot(pids);
+    const { start, end, work } = await sweep(mode, o, proc, scanner);
+    const afterSweep = snapshot(pids);
+    log(`sweep ${name}: done in ${end - start} ms; tail`);
+    await sleep(o.tailSec * 1000);
+
+    load.send({ type: 'finish', total: s.loadTotal });
+    const measured = await load.next<{ type: 'measured'; count: number }>('measured');
+    const finished = await load.next<{ type: 'finished'; count: number }>('finished');
+    await waitCommittedToEnd(admin, d.appId, [d.eventsTopic, d.commandsTopic]);
+    await load.stop();
+    const scannerPeak = scanner?.peakRss();
+    await scanner?.stop();
+    const processorPeak = await proc.stop();
+
+    log(`sweep ${name}: checking the final state against the oracle`);
+    const check = checkState(readStores(d.stateDir, d.partitions), expectedState(s.seed, s.loadSpec, finished.count));
+    return summarizePhase(mode, round, o, proc, {
+      start,
+      end,
+      work,
+      loadStart,
+      measuredEnd: end + o.tailSec * 1000,
+      // From the baseline on (the first seconds warm the generator up).
+      loadBehindMs: Math.max(0, ...behind.filter((b) => b.at >= start - o.baselineSec * 1000).map((b) => b.ms)),
+      loadEvents: finished.count,
+      measuredEvents: measured.count,
+      check,
+      peaks: { processor: processorPeak, scanner: scannerPeak },
+      cpuBaseline: cpuBetween(atBaseline, atSweep),
+      cpuDuring: cpuBetween(atSweep, afterSweep),
+    });
+  } finally {
+    load?.kill();
+    await scanner?.stop();
+    proc.child.kill();
+  }
+}
+
+/** Runs the sweep the way `mode` says; returns when its last change is committed. */
+async function sweep(
+  mode: SweepMode,
+  o: BenchOptions,
+  proc: ProcessorRun,
+  scanner?: ScannerProcess,
+): Promise<{ start: number; end: number; work: Record<string, number> }> {
+  if (mode === 'relay') {
+    const start = Date.now();
+    const scan = await scanner!.createScan({ ...DORMANCY_SWEEP, asOf: AS_OF, options: { rate: o.relayRate } });
+    const done = await scanner!.finished(scan.id);
+    const { scanned, matched, emitted } = done.counts;
+    return { start, end: done.seenDoneAt, work: { walked: scanned, matched, emitted, ...done.counts.results } };
+  }
+  const command: SweepCommand = {
+    type: 'sweep',
+    sweepId: `sweep-${mode}`,
+    asOf: AS_OF,
+    keysPerSlice: mode === 'blocking' ? null : o.chunkKeys,
+  };
+  const done = proc.child.next<{
+    type: 'sweep-done';
+    armedAt: number;
+    doneAt: number;
+    walked: number;
+    matched: number;
+    changes: number;
+    slices: number;
+  }>('sweep-done', 1_800_000);
+  proc.child.send(command);
+  const r = await done;
+  return {
+    start: r.armedAt,
+    end: r.doneAt,
+    work: { walked: r.walked, matched: r.matched, changes: r.changes, transactions: r.slices },
+  };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
