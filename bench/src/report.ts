@@ -141,7 +141,7 @@ export function resultsMarkdown(r: BenchReport): string {
     '',
     `Final state: ${s.sameFinalState ? 'PASS' : 'FAIL'}: every deployment ends equal to the oracle ` +
       `(${n(s.results[0]!.check.expectedKeys)} keys, ${n(s.results[0]!.check.expectedDormant)} dormant after the sweep and ${n(s.loadTotal)} load events)` +
-      `${new Set(s.results.map((x) => x.check.digest)).size === 1 ? `, and all ${s.results.length} final states are identical (state digest ${s.results[0]!.check.digest})` : ''}.` +
+      `${s.results.length > 1 && new Set(s.results.map((x) => x.check.digest)).size === 1 ? `, and all ${s.results.length} final states are identical (state digest ${s.results[0]!.check.digest})` : ''}.` +
       s.results
         .filter((x) => !x.check.ok)
         .map(
