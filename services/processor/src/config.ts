@@ -20,6 +20,12 @@ export interface ProcessorConfig {
   sessionTimeoutMs: number;
   /** Partitions processed concurrently by this instance (each task stays serial). */
   concurrency: number;
+  /** How often each task commits its open unit of work (one transaction per task per interval). */
+  commitIntervalMs: number;
+  /** A task commits early once its open unit holds this many input records. */
+  commitMaxRecords: number;
+  /** A task pauses its partitions while its uncommitted input records exceed this (back-pressure). */
+  maxUncommittedRecords: number;
 }
 
 export class ConfigError extends Error {
@@ -90,7 +96,20 @@ export function loadConfig(env: NodeJS.ProcessEnv): ProcessorConfig {
     transactionTimeoutMs: int('TRANSACTION_TIMEOUT_MS', 60_000, 1_000, 900_000),
     sessionTimeoutMs: int('SESSION_TIMEOUT_MS', 30_000, 6_000, 300_000),
     concurrency: int('CONCURRENCY', 4, 1, 64),
+    commitIntervalMs: int('COMMIT_INTERVAL_MS', 100, 1, 60_000),
+    commitMaxRecords: int('COMMIT_MAX_RECORDS', 10_000, 1, 1_000_000),
+    maxUncommittedRecords: int('MAX_UNCOMMITTED_RECORDS', 50_000, 1, 10_000_000),
   };
+  if (config.maxUncommittedRecords < config.commitMaxRecords) {
+    problems.push(
+      `MAX_UNCOMMITTED_RECORDS (${config.maxUncommittedRecords}) must be at least COMMIT_MAX_RECORDS (${config.commitMaxRecords})`,
+    );
+  }
+  if (config.commitIntervalMs >= config.transactionTimeoutMs) {
+    problems.push(
+      `COMMIT_INTERVAL_MS (${config.commitIntervalMs}) must be lower than TRANSACTION_TIMEOUT_MS (${config.transactionTimeoutMs})`,
+    );
+  }
   if (config.eventsTopic === config.commandsTopic) problems.push('EVENTS_TOPIC and COMMANDS_TOPIC must differ');
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
