@@ -45,7 +45,7 @@ describe('the deployed stack (e2e, containers)', () => {
     processor = await processorImage
       .withNetwork(network)
       .withNetworkAliases('processor')
-      .withEnvironment({ ...topicsEnv, KAFKA_BROKERS: brokers, HTTP_PORT: '8080' })
+      .withEnvironment({ ...topicsEnv, KAFKA_BROKERS: brokers, HTTP_PORT: '8080', STATE_API_TOKEN: TOKEN })
       .withExposedPorts(8080)
       .withWaitStrategy(Wait.forHttp('/readyz', 8080).forStatusCode(200))
       .withStartupTimeout(120_000)
@@ -69,7 +69,7 @@ describe('the deployed stack (e2e, containers)', () => {
   const processorUrl = () => `http://127.0.0.1:${processor.getMappedPort(8080)}`;
   const scannerUrl = () => `http://127.0.0.1:${scanner.getMappedPort(8081)}`;
   const state = async (key: string) => {
-    const res = await fetch(`${processorUrl()}/state/${key}`);
+    const res = await fetch(`${processorUrl()}/state/${key}`, { headers: { authorization: `Bearer ${TOKEN}` } });
     return { status: res.status, body: (await res.json()) as { version?: number; value?: JsonObject } };
   };
 

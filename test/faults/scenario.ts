@@ -276,7 +276,9 @@ async function readState(
   return waitUntil(
     async () => {
       for (const p of processors) {
-        const res = await fetch(`${p.url}/state/${encodeURIComponent(key)}`).catch(() => undefined);
+        const res = await fetch(`${p.url}/state/${encodeURIComponent(key)}`, {
+          headers: { authorization: `Bearer ${API_TOKEN}` },
+        }).catch(() => undefined);
         if (res?.status === 200) {
           const body = (await res.json()) as { version: number; value: unknown };
           return { version: body.version, value: body.value };

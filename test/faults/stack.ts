@@ -197,6 +197,8 @@ export class FaultStack {
         HTTP_PORT: '8080',
         LOG_LEVEL: options.logLevel ?? process.env.FAULTS_LOG_LEVEL ?? 'info',
         SESSION_TIMEOUT_MS: '10000',
+        // One secret for both APIs, so the "token in no log" check covers the processor's too.
+        STATE_API_TOKEN: API_TOKEN,
       })
       .withExposedPorts({ container: 8080, host: hostPort })
       .withWaitStrategy(Wait.forHttp('/readyz', 8080).forStatusCode(200))

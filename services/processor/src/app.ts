@@ -1,6 +1,14 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import type { Logger } from 'pino';
+import type { StateReadAuth } from './config';
 import type { ProcessorMetrics } from './metrics';
 import type { Processor } from './processor';
 
@@ -8,13 +16,16 @@ export interface AppDeps {
   processor: Pick<Processor, 'isReady' | 'tasks'>;
   metrics: ProcessorMetrics;
   logger: Logger;
+  /** Who may read `/state/:key`; no default, so every embedder decides. */
+  stateAuth: StateReadAuth;
 }
 
 /**
  * The processor's HTTP surface: health, readiness (false while restoring), Prometheus
- * metrics and a read-only view of one entity. Built without listening, so tests `inject`.
+ * metrics (all open, as probes and scrapers expect) and a read-only view of one entity,
+ * behind a bearer token. Built without listening, so tests `inject`.
  */
-export function buildApp({ processor, metrics, logger }: AppDeps): FastifyInstance {
+export function buildApp({ processor, metrics, logger, stateAuth }: AppDeps): FastifyInstance {
   const app = fastify({ loggerInstance: logger as FastifyBaseLogger, bodyLimit: 1024 });
   // Probes and scrapes arrive every few seconds: per-request logs (info) would drown the rest.
   app.addHook('onRoute', (route) => {
@@ -58,6 +69,7 @@ export function buildApp({ processor, metrics, logger }: AppDeps): FastifyInstan
   app.get(
     '/state/:key',
     {
+      onRequest: stateAuth.kind === 'bearer' ? [requireBearer(stateAuth.token)] : [],
       schema: {
         params: Type.Object({ key: Type.String({ minLength: 1, maxLength: 512 }) }),
       },
@@ -76,4 +88,30 @@ export function buildApp({ processor, metrics, logger }: AppDeps): FastifyInstan
     },
   );
   return app;
+}
+
+/** Constant-time: both sides are hashed first, so the comparison takes the same time whatever they are. */
+function tokensMatch(presented: string, expected: string): boolean {
+  const a = createHash('sha256').update(presented, 'utf8').digest();
+  const b = createHash('sha256').update(expected, 'utf8').digest();
+  return timingSafeEqual(a, b);
+}
+
+/** An onRequest hook (before anything is parsed) answering 401 in the API's shape; never echoes a token. */
+function requireBearer(expected: string) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+    const presented = /^Bearer[ \t]+([^\s].*?)[ \t]*$/i.exec(request.headers.authorization ?? '')?.[1];
+    if (presented !== undefined && tokensMatch(presented, expected)) return undefined;
+    // Answering from an async hook: send, then return the reply so fastify stops here.
+    return reply
+      .status(401)
+      .header('www-authenticate', 'Bearer realm="state-relay-processor"')
+      .send({
+        error: 'unauthorized',
+        message:
+          presented === undefined
+            ? 'a bearer token is required: Authorization: Bearer <token>'
+            : 'the bearer token is not valid',
+      });
+  };
 }

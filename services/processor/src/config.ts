@@ -28,6 +28,17 @@ export interface ProcessorConfig {
   maxUncommittedRecords: number;
 }
 
+/**
+ * Who may read entities over HTTP (`GET /state/:key`): holders of a bearer token (the default),
+ * or anyone, when an operator turns it off explicitly with `STATE_API_AUTH=off`.
+ */
+export type StateReadAuth = { kind: 'bearer'; token: string } | { kind: 'off' };
+
+/** The process's configuration: the processor's, plus the access rule of its HTTP API. */
+export interface ServerConfig extends ProcessorConfig {
+  stateAuth: StateReadAuth;
+}
+
 export class ConfigError extends Error {
   readonly code = 'CONFIG_INVALID' as const;
   constructor(readonly problems: string[]) {
@@ -38,10 +49,51 @@ export class ConfigError extends Error {
 
 const TOPIC = /^[A-Za-z0-9._-]{1,249}$/;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const MIN_TOKEN_LENGTH = 16;
 
 /** Reads and checks every variable, reporting all bad values at once, each with its name. */
 export function loadConfig(env: NodeJS.ProcessEnv): ProcessorConfig {
   const problems: string[] = [];
+  const config = readProcessorConfig(env, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}
+
+/**
+ * loadConfig plus `STATE_API_TOKEN` / `STATE_API_AUTH`, for the process that serves HTTP. Kept
+ * apart so embedders without an HTTP surface (the benchmark's processor) need no token.
+ */
+export function loadServerConfig(env: NodeJS.ProcessEnv): ServerConfig {
+  const problems: string[] = [];
+  const config = readProcessorConfig(env, problems);
+  const stateAuth = readStateAuth(env, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { ...config, stateAuth };
+}
+
+/** Never quotes the token: problems are printed at start. */
+function readStateAuth(env: NodeJS.ProcessEnv, problems: string[]): StateReadAuth {
+  const mode = env.STATE_API_AUTH?.trim() || 'token';
+  const token = env.STATE_API_TOKEN?.trim() ?? '';
+  if (mode === 'off') {
+    if (token !== '') problems.push('STATE_API_TOKEN is set but STATE_API_AUTH=off: unset one of them');
+    return { kind: 'off' };
+  }
+  if (mode !== 'token') {
+    problems.push(`STATE_API_AUTH must be "token" (the default) or "off", got "${mode}"`);
+    return { kind: 'off' };
+  }
+  if (token === '') {
+    problems.push(
+      'STATE_API_TOKEN is required: the bearer token GET /state/:key asks for (STATE_API_AUTH=off serves state without one)',
+    );
+  } else if (token.length < MIN_TOKEN_LENGTH) {
+    problems.push(`STATE_API_TOKEN must be at least ${MIN_TOKEN_LENGTH} characters, got ${token.length}`);
+  }
+  return { kind: 'bearer', token };
+}
+
+function readProcessorConfig(env: NodeJS.ProcessEnv, problems: string[]): ProcessorConfig {
   const str = (name: string, fallback?: string): string => {
     const v = env[name]?.trim();
     if (v) return v;
@@ -111,6 +163,5 @@ export function loadConfig(env: NodeJS.ProcessEnv): ProcessorConfig {
     );
   }
   if (config.eventsTopic === config.commandsTopic) problems.push('EVENTS_TOPIC and COMMANDS_TOPIC must differ');
-  if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }

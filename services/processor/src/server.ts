@@ -1,15 +1,15 @@
 import { accountsDomain } from '@state-relay/accounts';
 import pino from 'pino';
 import { buildApp } from './app';
-import { ConfigError, loadConfig } from './config';
+import { ConfigError, loadServerConfig } from './config';
 import { createProcessorMetrics } from './metrics';
 import { Processor } from './processor';
 
 /** The process: config, logger, Kafka, HTTP, and a graceful stop on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
-  let config;
+  let loaded;
   try {
-    config = loadConfig(process.env);
+    loaded = loadServerConfig(process.env);
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);
@@ -17,7 +17,10 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  // The token goes to the HTTP app only, never into the processor's config (or anything it logs).
+  const { stateAuth, ...config } = loaded;
   const logger = pino({ level: config.logLevel, base: { service: 'processor', app: config.appId } });
+  if (stateAuth.kind === 'off') logger.warn('STATE_API_AUTH=off: GET /state/:key answers without a token');
   const metrics = createProcessorMetrics();
   const processor = new Processor({
     config,
@@ -29,7 +32,7 @@ async function main(): Promise<void> {
       process.exit(1);
     },
   });
-  const app = buildApp({ processor, metrics, logger });
+  const app = buildApp({ processor, metrics, logger, stateAuth });
   await app.listen({ host: config.httpHost, port: config.httpPort });
 
   let stopping = false;
@@ -52,7 +55,10 @@ async function main(): Promise<void> {
 
   try {
     await processor.start();
-    logger.info({ topics: [config.eventsTopic, config.commandsTopic], http: config.httpPort }, 'processor started');
+    logger.info(
+      { topics: [config.eventsTopic, config.commandsTopic], http: config.httpPort, stateAuth: stateAuth.kind },
+      'processor started',
+    );
   } catch (err) {
     logger.fatal({ err }, 'processor failed to start');
     await app.close();

@@ -1,4 +1,16 @@
-import { ConfigError, loadConfig } from '../src/config';
+import { ConfigError, loadConfig, loadServerConfig } from '../src/config';
+
+const TOKEN = 'state-read-token-0123456789';
+
+function problemsOf(load: () => unknown): string {
+  try {
+    load();
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems.join('\n');
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
 
 describe('processor config', () => {
   it('has sensible defaults and derives the changelog name Kafka Streams would use', () => {
@@ -33,5 +45,55 @@ describe('processor config', () => {
 
   it('requires the brokers', () => {
     expect(() => loadConfig({})).toThrow(/KAFKA_BROKERS is required/);
+  });
+
+  it('keeps the commit-cycle settings the processor core reads', () => {
+    const c = loadConfig({ KAFKA_BROKERS: 'kafka:9092', COMMIT_INTERVAL_MS: '250', COMMIT_MAX_RECORDS: '500' });
+    expect(c).toMatchObject({ commitIntervalMs: 250, commitMaxRecords: 500, maxUncommittedRecords: 50_000 });
+  });
+});
+
+describe('processor server config: reading state needs a token unless turned off explicitly', () => {
+  const base = { KAFKA_BROKERS: 'kafka:9092' };
+
+  it('requires STATE_API_TOKEN by default, and names how to turn the check off', () => {
+    const problems = problemsOf(() => loadServerConfig(base));
+    expect(problems).toMatch(/STATE_API_TOKEN is required/);
+    expect(problems).toMatch(/STATE_API_AUTH=off/);
+  });
+
+  it('takes the token for GET /state/:key', () => {
+    const c = loadServerConfig({ ...base, STATE_API_TOKEN: ` ${TOKEN}\n` });
+    expect(c.stateAuth).toEqual({ kind: 'bearer', token: TOKEN });
+    expect(c.brokers).toEqual(['kafka:9092']);
+  });
+
+  it('serves state without a token only with STATE_API_AUTH=off', () => {
+    expect(loadServerConfig({ ...base, STATE_API_AUTH: 'off' }).stateAuth).toEqual({ kind: 'off' });
+  });
+
+  it('reports a short token, an unknown mode and a contradiction by name, never quoting the token', () => {
+    const short = 'short-secret';
+    expect(problemsOf(() => loadServerConfig({ ...base, STATE_API_TOKEN: short }))).toMatch(
+      /STATE_API_TOKEN must be at least 16 characters, got 12/,
+    );
+    expect(problemsOf(() => loadServerConfig({ ...base, STATE_API_TOKEN: short }))).not.toContain(short);
+    expect(problemsOf(() => loadServerConfig({ ...base, STATE_API_AUTH: 'none' }))).toMatch(
+      /STATE_API_AUTH must be "token" \(the default\) or "off", got "none"/,
+    );
+    const both = problemsOf(() => loadServerConfig({ ...base, STATE_API_AUTH: 'off', STATE_API_TOKEN: TOKEN }));
+    expect(both).toMatch(/STATE_API_TOKEN is set but STATE_API_AUTH=off/);
+    expect(both).not.toContain(TOKEN);
+  });
+
+  it('reports the token problem together with every other bad value', () => {
+    const problems = problemsOf(() => loadServerConfig({ PARTITIONS: 'zero' }));
+    expect(problems).toMatch(/KAFKA_BROKERS is required/);
+    expect(problems).toMatch(/PARTITIONS must be an integer/);
+    expect(problems).toMatch(/STATE_API_TOKEN is required/);
+  });
+
+  it('leaves loadConfig (the processor without an HTTP surface, e.g. the benchmark) without the token', () => {
+    expect(loadConfig(base)).not.toHaveProperty('stateAuth');
   });
 });

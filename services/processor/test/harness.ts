@@ -8,6 +8,8 @@ import { freePort, readTopic, uniqueName, waitUntil } from '@state-relay/testkit
 import type { Kafka } from 'kafkajs';
 
 const SERVER = resolve(__dirname, '../dist/server.js');
+/** The bearer token GET /state/:key asks for (STATE_API_TOKEN) in processors started by tests. */
+export const STATE_TOKEN = 'processor-test-state-token-0123456789';
 
 /** Topic names, group and state directory of one processor deployment under test. */
 export interface Deployment {
@@ -71,6 +73,7 @@ export class ProcessorProcess {
         HTTP_PORT: String(port),
         LOG_LEVEL: process.env.STATE_RELAY_TEST_LOG_LEVEL ?? 'warn',
         SESSION_TIMEOUT_MS: '10000',
+        STATE_API_TOKEN: STATE_TOKEN,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -102,7 +105,9 @@ export class ProcessorProcess {
   }
 
   async getState(key: string): Promise<{ status: number; body: Record<string, unknown> }> {
-    const res = await fetch(`${await this.url}/state/${encodeURIComponent(key)}`);
+    const res = await fetch(`${await this.url}/state/${encodeURIComponent(key)}`, {
+      headers: { authorization: `Bearer ${STATE_TOKEN}` },
+    });
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   }
 
