@@ -3,7 +3,9 @@ export { ensureTopics, assertCoPartitioned, partitionCounts, endOffsets } from '
 export type { TopicRequirement } from './topics';
 export { restoreChangelog } from './restorer';
 export type { RestoreRequest, RestoreRecord, RestoreSummary } from './restorer';
-export { connectTaskProducer, transactionalIdFor } from './transactional';
+export { initTaskProducer, transactionalIdFor } from './transactional';
+export { taskOwnership, committedOffsets, deleteRetentionMs, DEFAULT_DELETE_RETENTION_MS } from './ownership';
+export type { TaskOwnership } from './ownership';
 export type { TaskProducerOptions } from './transactional';
 export { KafkaRuntimeError, KafkaRuntimeErrorCodes, NotCoPartitionedError, isFencedError } from './errors';
 export type { KafkaRuntimeErrorCode } from './errors';

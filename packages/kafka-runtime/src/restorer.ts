@@ -23,6 +23,11 @@ export interface RestoreRequest {
   onProgress?: (restored: number, total: number) => void;
   groupPrefix?: string;
   timeoutMs?: number;
+  /**
+   * The end offsets of every partition of the topic, read by the caller after it fenced the
+   * tasks' earlier owners. Without them the end is read here, at the start.
+   */
+  ends?: Map<number, bigint>;
 }
 
 export interface RestoreSummary {
@@ -41,13 +46,15 @@ export interface RestoreSummary {
  */
 export async function restoreChangelog(req: RestoreRequest): Promise<RestoreSummary> {
   const started = Date.now();
-  const admin = req.kafka.admin();
-  await admin.connect();
-  let ends: Map<number, bigint>;
-  try {
-    ends = await endOffsets(admin, req.topic);
-  } finally {
-    await admin.disconnect();
+  let ends = req.ends;
+  if (!ends) {
+    const admin = req.kafka.admin();
+    await admin.connect();
+    try {
+      ends = await endOffsets(admin, req.topic);
+    } finally {
+      await admin.disconnect();
+    }
   }
 
   // What each wanted partition still needs: [from, end).

@@ -1,9 +1,9 @@
 import { Kafka } from 'kafkajs';
-import { createTopics, kafkaClient, testBrokers, uniqueName, waitUntil } from '@state-relay/testkit';
+import { createTopics, kafkaClient, readTopic, testBrokers, uniqueName, waitUntil } from '@state-relay/testkit';
 import {
   assertCoPartitioned,
   CoPartitionedAssigner,
-  connectTaskProducer,
+  initTaskProducer,
   ensureTopics,
   NotCoPartitionedError,
   restoreChangelog,
@@ -43,7 +43,7 @@ describe('kafka-runtime against a real broker', () => {
     await admin.connect();
     await createTopics(admin, [{ topic: changelog, partitions: 2, compacted: true }]);
     await admin.disconnect();
-    const producer = await connectTaskProducer({ kafka, appId: uniqueName('app'), task: 0 });
+    const producer = await initTaskProducer({ kafka, appId: uniqueName('app'), task: 0 });
     const write = async (values: string[], outcome: 'commit' | 'abort') => {
       const tx = await producer.transaction();
       await tx.send({ topic: changelog, messages: values.map((v) => ({ key: v, value: v, partition: 0 })) });
@@ -109,5 +109,35 @@ describe('kafka-runtime against a real broker', () => {
     } finally {
       for (const c of consumers) await c.disconnect();
     }
+  });
+
+  it('initialising a task producer fences the earlier owner and completes its open transaction', async () => {
+    const topic = uniqueName('fenced');
+    const appId = uniqueName('app');
+    const admin = kafka.admin();
+    await admin.connect();
+    await createTopics(admin, [{ topic, partitions: 1 }]);
+    await admin.disconnect();
+
+    const zombie = await initTaskProducer({ kafka, appId, task: 3 });
+    const open = await zombie.transaction();
+    await open.send({ topic, messages: [{ key: 'k', value: 'from the zombie' }] });
+
+    // The new owner: when this resolves, the zombie's transaction is aborted and its epoch is stale.
+    const owner = await initTaskProducer({ kafka, appId, task: 3 });
+    const late = await open.commit().then(
+      () => 'committed',
+      (err: { type?: string; name?: string }) => err.type ?? err.name,
+    );
+    expect(late).not.toBe('committed');
+
+    const tx = await owner.transaction();
+    await tx.send({ topic, messages: [{ key: 'k', value: 'from the owner' }] });
+    await tx.commit();
+    await owner.disconnect();
+    await zombie.disconnect().catch(() => undefined);
+
+    const records = await readTopic(kafka, topic, { isolation: 'read_committed' });
+    expect(records.map((r) => r.value)).toEqual(['from the owner']);
   });
 });

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Statement } from 'better-sqlite3';
 import {
@@ -29,6 +29,12 @@ const SCHEMA: Schema = {
 
 /** The next changelog offset to read on restore; absent until the first commit. */
 const CHECKPOINT = 'changelog_offset';
+/**
+ * Epoch ms when the rows last matched the changelog's end (a commit of the owner, or a restore
+ * that reached the end). A store that has not matched the end for longer than the changelog's
+ * delete.retention.ms may miss tombstones compaction has since removed: it must be rebuilt.
+ */
+const SYNCED_AT = 'synced_at';
 
 export interface TaskStoreOptions {
   dir: string;
@@ -57,8 +63,14 @@ export class TaskStore {
     setCheckpoint: Statement<[bigint]>;
     clearRows: Statement<[]>;
     clearCheckpoint: Statement<[]>;
+    getSyncedAt: Statement<[], number>;
+    setSyncedAt: Statement<[number]>;
   };
-  private readonly commitTx: (changes: Iterable<[string, StoredEntity | null]>, checkpoint: bigint) => void;
+  private readonly commitTx: (
+    changes: Iterable<[string, StoredEntity | null]>,
+    checkpoint: bigint,
+    syncedAt: number | undefined,
+  ) => void;
   private readonly wipeTx: () => void;
 
   private constructor(file: SqliteFile) {
@@ -85,21 +97,28 @@ export class TaskStore {
         `INSERT INTO meta (name, value) VALUES ('${CHECKPOINT}', ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
       ),
       clearRows: db.prepare('DELETE FROM entities'),
-      clearCheckpoint: db.prepare(`DELETE FROM meta WHERE name = '${CHECKPOINT}'`),
+      clearCheckpoint: db.prepare(`DELETE FROM meta WHERE name IN ('${CHECKPOINT}', '${SYNCED_AT}')`),
+      getSyncedAt: db.prepare<[], number>(`SELECT value FROM meta WHERE name = '${SYNCED_AT}'`).pluck(),
+      setSyncedAt: db.prepare(
+        `INSERT INTO meta (name, value) VALUES ('${SYNCED_AT}', ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
+      ),
     };
-    this.commitTx = db.transaction((changes: Iterable<[string, StoredEntity | null]>, checkpoint: bigint) => {
-      const { put, del } = this.stmt;
-      for (const [key, entity] of changes) {
-        assertKey(key);
-        if (entity === null) {
-          del.run(key);
-        } else {
-          assertEntity(key, entity);
-          put.run(key, entity.version, encodeJson(key, entity.value), encodeJson(key, entity.commandIds));
+    this.commitTx = db.transaction(
+      (changes: Iterable<[string, StoredEntity | null]>, checkpoint: bigint, syncedAt: number | undefined) => {
+        const { put, del } = this.stmt;
+        for (const [key, entity] of changes) {
+          assertKey(key);
+          if (entity === null) {
+            del.run(key);
+          } else {
+            assertEntity(key, entity);
+            put.run(key, entity.version, encodeJson(key, entity.value), encodeJson(key, entity.commandIds));
+          }
         }
-      }
-      this.stmt.setCheckpoint.run(checkpoint);
-    });
+        this.stmt.setCheckpoint.run(checkpoint);
+        if (syncedAt !== undefined) this.stmt.setSyncedAt.run(syncedAt);
+      },
+    );
     this.wipeTx = db.transaction(() => {
       this.stmt.clearRows.run();
       this.stmt.clearCheckpoint.run();
@@ -107,12 +126,26 @@ export class TaskStore {
   }
 
   static open({ dir, task, busyTimeoutMs }: TaskStoreOptions): TaskStore {
+    const path = TaskStore.pathOf(dir, task);
+    mkdirSync(dir, { recursive: true });
+    return new TaskStore(SqliteFile.open(path, SCHEMA, busyTimeoutMs));
+  }
+
+  /**
+   * Deletes a task's store file (with its WAL and shared-memory files); the store must be
+   * closed. What an instance does with a task it no longer owns: its copy would go stale.
+   */
+  static remove({ dir, task }: Pick<TaskStoreOptions, 'dir' | 'task'>): void {
+    const path = TaskStore.pathOf(dir, task);
+    for (const suffix of ['', '-wal', '-shm']) rmSync(`${path}${suffix}`, { force: true });
+  }
+
+  private static pathOf(dir: string, task: number): string {
     if (typeof dir !== 'string' || dir === '') throw new StoreInvalidArgumentError('dir must be a non-empty path');
     if (!Number.isSafeInteger(task) || task < 0) {
       throw new StoreInvalidArgumentError(`task must be a non-negative integer, got ${String(task)}`);
     }
-    mkdirSync(dir, { recursive: true });
-    return new TaskStore(SqliteFile.open(join(dir, `task-${task}.sqlite`), SCHEMA, busyTimeoutMs));
+    return join(dir, `task-${task}.sqlite`);
   }
 
   get path(): string {
@@ -131,14 +164,31 @@ export class TaskStore {
     return value === undefined ? null : formatOffset(value);
   }
 
+  /** When the rows last matched the changelog's end (epoch ms), or null if never recorded. */
+  syncedAt(): number | null {
+    const value = this.file.run('syncedAt', () => this.stmt.getSyncedAt.get());
+    return typeof value === 'number' ? value : null;
+  }
+
   /**
    * Apply puts (entity) and deletes (null) in iteration order and move the checkpoint, all
    * in one transaction: if anything throws (SQLite, a bad entity, the iterator itself),
-   * neither rows nor checkpoint change and the error is rethrown.
+   * neither rows nor checkpoint change and the error is rethrown. `syncedAt` is given when
+   * the checkpoint is the changelog's end (see syncedAt()).
    */
-  commit(changes: Iterable<[string, StoredEntity | null]>, checkpoint: string): void {
+  commit(changes: Iterable<[string, StoredEntity | null]>, checkpoint: string, syncedAt?: number): void {
     const next = parseOffset(checkpoint, 'checkpoint');
-    this.file.run('commit', () => this.commitTx(changes, next));
+    if (syncedAt !== undefined && !Number.isSafeInteger(syncedAt)) {
+      throw new StoreInvalidArgumentError(`syncedAt must be an integer epoch ms, got ${String(syncedAt)}`);
+    }
+    this.file.run('commit', () => this.commitTx(changes, next, syncedAt));
+  }
+
+  /** Records that the rows match the changelog's end as of `at` (a restore reached it). */
+  markSynced(at: number): void {
+    if (!Number.isSafeInteger(at))
+      throw new StoreInvalidArgumentError(`at must be an integer epoch ms, got ${String(at)}`);
+    this.file.run('markSynced', () => this.stmt.setSyncedAt.run(at));
   }
 
   count(): number {
@@ -160,7 +210,7 @@ export class TaskStore {
     return rows.map((row) => [row[0], decodeEntity(row)]);
   }
 
-  /** Drop every row and the checkpoint, e.g. when the checkpoint is ahead of a recreated changelog. */
+  /** Drop every row, the checkpoint and the sync stamp, e.g. when the checkpoint is ahead of a recreated changelog. */
   wipe(): void {
     this.file.run('wipe', () => this.wipeTx());
   }
@@ -173,5 +223,9 @@ export class TaskStore {
 
 function decodeEntity([key, version, value, commandIds]: EntityRow): StoredEntity {
   // decodeValue checked it is a JSON object; JSON text can only hold JSON values.
-  return { version, value: decodeValue(key, value) as StoredEntity['value'], commandIds: decodeCommandIds(key, commandIds) };
+  return {
+    version,
+    value: decodeValue(key, value) as StoredEntity['value'],
+    commandIds: decodeCommandIds(key, commandIds),
+  };
 }

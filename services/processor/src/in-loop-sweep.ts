@@ -1,20 +1,21 @@
 import { commandIdFor, type UpdateCommand } from '@state-relay/contracts';
 import { evaluateCondition, type Action, type Condition } from '@state-relay/rules';
 import type { AggregateInput } from './aggregate';
-import type { Task } from './task';
+import type { Task } from './tasks/task';
 
 /**
  * BENCHMARK-ONLY. The sweep done *inside* the processing loop — Kafka Streams' punctuator —
  * which is what the topic relay exists to replace. bench/ wires `slice` into
- * ProcessorDeps.betweenBatches to measure how much it stalls event processing; the service
+ * ProcessorHooks.afterFold to measure how much it stalls event processing; the service
  * never uses it.
  *
- * After a batch of task p commits, and still inside p's exclusive section, the next slice of
- * p's store is walked in key order; each entity matching the condition becomes a command
- * input that goes through the same `aggregate` path and one transaction of its own
- * (Task.applyGenerated). `keysPerSlice: Infinity` walks the whole store of the task in one
- * synchronous go and one transaction (blocking); a finite K walks K keys per slice
- * (chunked). A task only advances when it gets a batch, as a stream-time punctuator would.
+ * After a batch of task p is folded, still inside the fetch loop, the next slice of p's
+ * store is walked in key order; each entity matching the condition becomes a command input
+ * that goes through the same `aggregate` path into the task's open unit of work
+ * (Task.applyGenerated), committed with the task's next transaction. `keysPerSlice:
+ * Infinity` walks the whole store of the task in one synchronous go (blocking); a finite K
+ * walks K keys per slice (chunked). A task only advances when it gets a batch, as a
+ * stream-time punctuator would.
  */
 export interface InLoopSweepOptions {
   sweepId: string;
@@ -46,8 +47,8 @@ export class InLoopSweep {
     if (this.remaining === 0) this.resolveDone();
   }
 
-  /** One slice of `task`'s sweep; a no-op for tasks that are done or not part of it. Call inside exclusive(). */
-  async slice(task: Task): Promise<void> {
+  /** One slice of `task`'s sweep; a no-op for tasks that are done or not part of it. */
+  slice(task: Task): void {
     if (!this.cursors.has(task.id)) return;
     let cursor = this.cursors.get(task.id)!;
     const budget = this.options.keysPerSlice;
@@ -69,7 +70,7 @@ export class InLoopSweep {
         break;
       }
     }
-    const { changes } = await task.applyGenerated(inputs);
+    const changes = task.applyGenerated(inputs);
     this.progress.walked += walked;
     this.progress.matched += inputs.length;
     this.progress.changes += changes;

@@ -18,10 +18,39 @@ export function createProcessorMetrics() {
       labelNames: ['outcome'] as const,
       registers: [registry],
     }),
-    batchSeconds: new Histogram({
-      name: 'processor_batch_duration_seconds',
-      help: 'Time to process and commit one batch (one Kafka transaction)',
+    commitSeconds: new Histogram({
+      name: 'processor_commit_duration_seconds',
+      help: 'Time to commit one unit of work (one Kafka transaction, then the SQLite flush)',
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [registry],
+    }),
+    transactions: new Counter({
+      name: 'processor_transactions_total',
+      help: 'Kafka transactions committed, per task (at most one per task per commit interval, or per full unit)',
+      labelNames: ['task'] as const,
+      registers: [registry],
+    }),
+    taskStates: new Gauge({
+      name: 'processor_tasks',
+      help: 'Tasks of this instance by lifecycle state (CREATED, RESTORING, RUNNING, FAILED)',
+      labelNames: ['state'] as const,
+      registers: [registry],
+    }),
+    taskTransitions: new Counter({
+      name: 'processor_task_transitions_total',
+      help: 'Task lifecycle transitions, by the state entered',
+      labelNames: ['to'] as const,
+      registers: [registry],
+    }),
+    taskFailures: new Counter({
+      name: 'processor_task_failures_total',
+      help: 'Tasks that left RUNNING or failed to reach it, by kind (fenced, commit, store, restore); each is retried',
+      labelNames: ['kind'] as const,
+      registers: [registry],
+    }),
+    backPressurePauses: new Counter({
+      name: 'processor_backpressure_pauses_total',
+      help: 'Times a task paused its partitions because its uncommitted records reached MAX_UNCOMMITTED_RECORDS',
       registers: [registry],
     }),
     commitLatencySeconds: new Histogram({
@@ -35,9 +64,9 @@ export function createProcessorMetrics() {
       help: 'Changelog records replayed into task stores',
       registers: [registry],
     }),
-    restoreRemaining: new Gauge({
-      name: 'processor_restore_remaining_records',
-      help: 'Changelog records still to replay before the restoring tasks are ready',
+    restoringTasks: new Gauge({
+      name: 'processor_restoring_tasks',
+      help: 'Tasks replaying their changelog right now (not yet processing)',
       registers: [registry],
     }),
     storeEntities: new Gauge({

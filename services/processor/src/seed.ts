@@ -53,7 +53,8 @@ async function waitForProcessor(kafka: Kafka, groupId: string, topic: string): P
         if (BigInt(end.high) > at) behind += BigInt(end.high) - at;
       }
       if (behind === 0n) break;
-      if (Date.now() - started > 600_000) throw new Error(`the processor (group ${groupId}) is still ${behind} events behind`);
+      if (Date.now() - started > 600_000)
+        throw new Error(`the processor (group ${groupId}) is still ${behind} events behind`);
       process.stdout.write(`\rwaiting for the processor: ${behind} events to go   `);
       await new Promise((r) => setTimeout(r, 500));
     }

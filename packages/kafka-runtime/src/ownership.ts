@@ -1,0 +1,65 @@
+import { AssignerProtocol, ConfigResourceTypes, type Admin } from 'kafkajs';
+import { tasksOf } from './assigner';
+
+/** What the group coordinator says about one member's claim on a task right now. */
+export type TaskOwnership = 'owner' | 'not-owner' | 'rebalancing';
+
+/**
+ * Asks the coordinator whether `memberId` holds `task` in the group's current, stable
+ * generation. Used before a task whose producer was fenced (or whose commit failed) takes
+ * its transactional id again: a member the group evicted (a thawed zombie) must not fence the
+ * task's real owner; a member that still owns it (its transaction expired) must re-enter.
+ */
+export async function taskOwnership(
+  admin: Admin,
+  groupId: string,
+  memberId: string,
+  task: number,
+): Promise<TaskOwnership> {
+  const { groups } = await admin.describeGroups([groupId]);
+  const group = groups.find((g) => g.groupId === groupId);
+  if (!group || group.state !== 'Stable') return group?.state === 'Empty' ? 'not-owner' : 'rebalancing';
+  const member = group.members.find((m) => m.memberId === memberId);
+  if (!member) return 'not-owner';
+  const decoded = AssignerProtocol.MemberAssignment.decode(member.memberAssignment);
+  return decoded && tasksOf(decoded.assignment).includes(task) ? 'owner' : 'not-owner';
+}
+
+/**
+ * The group's committed offset of each partition of each topic; a partition without one gets
+ * the topic's earliest offset (the processor reads its inputs from the beginning).
+ */
+export async function committedOffsets(
+  admin: Admin,
+  groupId: string,
+  topics: string[],
+): Promise<Map<string, Map<number, string>>> {
+  const committed = await admin.fetchOffsets({ groupId, topics });
+  const result = new Map<string, Map<number, string>>();
+  for (const { topic, partitions } of committed) {
+    const low = new Map((await admin.fetchTopicOffsets(topic)).map((o) => [o.partition, o.low]));
+    result.set(
+      topic,
+      new Map(partitions.map((p) => [p.partition, p.offset === '-1' ? (low.get(p.partition) ?? '0') : p.offset])),
+    );
+  }
+  return result;
+}
+
+/** The broker's default delete.retention.ms (24 h), used when the topic does not report one. */
+export const DEFAULT_DELETE_RETENTION_MS = 86_400_000;
+
+/**
+ * How long the topic keeps a tombstone after compaction reached it. A local copy of a
+ * compacted topic that last matched the topic's end longer ago than this may hold keys whose
+ * tombstones are gone: it must be rebuilt from the topic, never caught up from its offset.
+ */
+export async function deleteRetentionMs(admin: Admin, topic: string): Promise<number> {
+  const { resources } = await admin.describeConfigs({
+    includeSynonyms: false,
+    resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['delete.retention.ms'] }],
+  });
+  const value = resources[0]?.configEntries.find((e) => e.configName === 'delete.retention.ms')?.configValue;
+  const ms = Number(value);
+  return Number.isFinite(ms) && ms > 0 ? ms : DEFAULT_DELETE_RETENTION_MS;
+}

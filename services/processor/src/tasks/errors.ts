@@ -1,0 +1,30 @@
+/** Why a task left RUNNING (or could not reach it): decides what recovery does first. */
+export const TaskFailureKinds = {
+  /** Another producer took the task's transactional id: re-enter only if the group says we own it. */
+  fenced: 'fenced',
+  /** A transaction failed or its outcome is unknown: re-fence, restore, seek. */
+  commit: 'commit',
+  /** SQLite failed after a Kafka commit (or while restoring): the store is rebuilt from Kafka. */
+  store: 'store',
+  /** Fencing, reading the changelog end, restoring or reading offsets failed: retried. */
+  restore: 'restore',
+} as const;
+export type TaskFailureKind = (typeof TaskFailureKinds)[keyof typeof TaskFailureKinds];
+
+export class TaskFailure extends Error {
+  readonly code = 'TASK_FAILED' as const;
+  /** Every task failure is retried by the lifecycle (with back-off); none stops the process. */
+  readonly retriable = true;
+  constructor(
+    readonly kind: TaskFailureKind,
+    message: string,
+    cause?: unknown,
+  ) {
+    super(message, { cause });
+    this.name = 'TaskFailure';
+  }
+}
+
+export function asTaskFailure(err: unknown, kind: TaskFailureKind, message: string): TaskFailure {
+  return err instanceof TaskFailure ? err : new TaskFailure(kind, message, err);
+}

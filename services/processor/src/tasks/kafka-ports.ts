@@ -1,0 +1,51 @@
+import {
+  committedOffsets,
+  endOffsets,
+  initTaskProducer,
+  restoreChangelog,
+  taskOwnership,
+} from '@state-relay/kafka-runtime';
+import { TaskStore } from '@state-relay/store';
+import type { Admin, Consumer, Kafka } from 'kafkajs';
+import type { LifecyclePorts } from './lifecycle';
+
+export interface KafkaPortsOptions {
+  kafka: Kafka;
+  /** A connected admin client, shared by the lifecycle's reads. */
+  admin: Admin;
+  consumer: () => Consumer;
+  appId: string;
+  groupId: string;
+  stateDir: string;
+  changelogTopic: string;
+  inputTopics: readonly string[];
+  transactionTimeoutMs: number;
+  /** Tests inject store failures here; the service opens TaskStore files. */
+  openStore?: (dir: string, task: number) => TaskStore;
+}
+
+/** The lifecycle's ports on a real broker, a kafkajs consumer and SQLite files. */
+export function kafkaPorts(o: KafkaPortsOptions): LifecyclePorts {
+  const both = (task: number) => o.inputTopics.map((topic) => ({ topic, partitions: [task] }));
+  return {
+    initProducer: (task) =>
+      initTaskProducer({ kafka: o.kafka, appId: o.appId, task, transactionTimeoutMs: o.transactionTimeoutMs }),
+    openStore: (task) => (o.openStore ? o.openStore(o.stateDir, task) : TaskStore.open({ dir: o.stateDir, task })),
+    removeStore: (task) => TaskStore.remove({ dir: o.stateDir, task }),
+    changelogEnds: () => endOffsets(o.admin, o.changelogTopic),
+    restore: ({ from, ends, apply }) =>
+      restoreChangelog({
+        kafka: o.kafka,
+        topic: o.changelogTopic,
+        from,
+        ends,
+        apply,
+        groupPrefix: `${o.appId}-restore`,
+      }),
+    committedOffsets: () => committedOffsets(o.admin, o.groupId, [...o.inputTopics]),
+    ownership: (memberId, task) => taskOwnership(o.admin, o.groupId, memberId, task),
+    pause: (task) => o.consumer().pause(both(task)),
+    resume: (task) => o.consumer().resume(both(task)),
+    seek: (topic, task, offset) => o.consumer().seek({ topic, partition: task, offset }),
+  };
+}

@@ -1,0 +1,360 @@
+import { decodeStoredEntity, type StoredEntity } from '@state-relay/contracts';
+import type { TaskOwnership } from '@state-relay/kafka-runtime';
+import type { TaskStore } from '@state-relay/store';
+import type { Producer } from 'kafkajs';
+import { asTaskFailure, TaskFailure } from './errors';
+import { Task, type TaskDeps } from './task';
+
+/** A changelog record as restore hands it over. */
+export interface ChangelogRecord {
+  key: Buffer | null;
+  value: Buffer | null;
+}
+
+/** What the lifecycle needs from Kafka, SQLite and the consumer: the real ones in kafka-ports.ts, fakes in tests. */
+export interface LifecyclePorts {
+  /** A producer with the task's transactional id on which InitProducerId has completed (fencing). */
+  initProducer(task: number): Promise<Producer>;
+  openStore(task: number): TaskStore;
+  removeStore(task: number): void;
+  /** End offset of every changelog partition. */
+  changelogEnds(): Promise<Map<number, bigint>>;
+  restore(request: {
+    from: Map<number, bigint | null>;
+    ends: Map<number, bigint>;
+    apply: (task: number, records: ChangelogRecord[], next: bigint) => void;
+  }): Promise<{ records: number }>;
+  /** Input topic -> task -> the group's committed offset (earliest when none). */
+  committedOffsets(): Promise<Map<string, Map<number, string>>>;
+  ownership(memberId: string, task: number): Promise<TaskOwnership>;
+  pause(task: number): void;
+  resume(task: number): void;
+  seek(topic: string, task: number, offset: string): void;
+}
+
+export interface LifecycleOptions {
+  ports: LifecyclePorts;
+  /** The changelog's delete.retention.ms: an older local copy is rebuilt, never caught up. */
+  deleteRetentionMs: number;
+  inputTopics: readonly string[];
+  task: Omit<TaskDeps, 'pause' | 'resume' | 'onFailure'>;
+  /** Back-off after the first retry of a failed task: base, doubled per failure, capped. */
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+}
+
+/**
+ * The one place task transitions are decided. For the instance's current assignment:
+ *   assigned     → CREATED (partitions paused) → RESTORING
+ *   RESTORING    = fence (InitProducerId with the task's id) → read the changelog end →
+ *                  restore the store to it → read the committed offsets of both inputs →
+ *                  seek both → RUNNING (resume)
+ *   any failure  → FAILED (uncommitted units dropped, paused) → RESTORING again, with back-off,
+ *                  once the task is known to be ours (this generation's assignment, or the
+ *                  coordinator says so: a fenced zombie must not fence the real owner)
+ *   revoked      → CLOSED, state file deleted (it would go stale while another instance owns it)
+ * A batch is only folded by a RUNNING task of the current assignment.
+ */
+export class TaskLifecycle {
+  private readonly tasks = new Map<number, Task>();
+  private readonly closing = new Map<number, Promise<void>>();
+  private assigned = new Set<number>();
+  private memberId = '';
+  private stopping = false;
+
+  constructor(private readonly options: LifecycleOptions) {}
+
+  /** The tasks of the current assignment. */
+  get owned(): number[] {
+    return [...this.assigned].sort((a, b) => a - b);
+  }
+
+  /** Every assigned task is RUNNING. */
+  get allRunning(): boolean {
+    return [...this.assigned].every((id) => this.tasks.get(id)?.state === 'RUNNING');
+  }
+
+  stateOf(id: number): Task['state'] | undefined {
+    return this.tasks.get(id)?.state;
+  }
+
+  /** The task that may fold a batch of `partition` now, if any. */
+  runningTask(partition: number): Task | undefined {
+    const task = this.tasks.get(partition);
+    return !this.stopping && task?.state === 'RUNNING' && this.assigned.has(partition) ? task : undefined;
+  }
+
+  /**
+   * A new generation's assignment (kafkajs GROUP_JOIN, before it fetches for it). Synchronous
+   * on purpose: pauses and seeks land before the first fetch of the generation.
+   */
+  onAssignment(memberId: string, ids: number[]): void {
+    if (this.stopping) return;
+    this.memberId = memberId;
+    this.assigned = new Set(ids);
+    for (const [id, task] of this.tasks) {
+      if (!this.assigned.has(id)) this.release(task, true);
+    }
+    const entering: Task[] = [];
+    for (const id of this.owned) {
+      const task = this.tasks.get(id);
+      if (!task) {
+        const created = this.create(id);
+        this.options.ports.pause(id);
+        entering.push(created);
+      } else if (task.state === 'RUNNING') {
+        // kafkajs starts a new generation at the committed offsets; this task has folded past them.
+        for (const [topic, offset] of task.positions()) this.options.ports.seek(topic, id, offset.toString());
+      } else if (task.state === 'FAILED') {
+        entering.push(task); // ours in this generation: no need to ask the coordinator
+      }
+      // RESTORING: its own seek, after restore, lands in this generation.
+    }
+    this.options.task.metrics.tasksOwned.set(this.assigned.size);
+    if (entering.length > 0) void this.enter(entering);
+  }
+
+  /** Reads one entity from whichever owned task holds it (committed state only). */
+  read(key: string): { task: number; entity: StoredEntity } | undefined {
+    for (const [id, task] of this.tasks) {
+      const entity = task.read(key);
+      if (entity) return { task: id, entity };
+    }
+    return undefined;
+  }
+
+  forEachTask(fn: (task: Task) => void): void {
+    for (const task of this.tasks.values()) fn(task);
+  }
+
+  /** Graceful stop, step 1: fold nothing more and commit what every task holds. */
+  async drain(): Promise<void> {
+    this.stopping = true;
+    for (const id of this.tasks.keys()) this.options.ports.pause(id);
+    await Promise.all([...this.tasks.values()].map((t) => t.flush().catch(() => undefined)));
+  }
+
+  /** Graceful stop, step 2 (after leaving the group): close every task, keeping its state file. */
+  async closeAll(): Promise<void> {
+    this.stopping = true;
+    const tasks = [...this.tasks.values()];
+    this.tasks.clear();
+    await Promise.all(tasks.map((t) => t.close()));
+    await Promise.all(this.closing.values());
+  }
+
+  private create(id: number): Task {
+    const task = new Task(id, {
+      ...this.options.task,
+      pause: (t) => this.options.ports.pause(t),
+      resume: (t) => {
+        if (this.runningTask(t)) this.options.ports.resume(t);
+      },
+      onFailure: (t, failure) => this.fail(t, failure),
+    });
+    this.options.task.metrics.taskStates.inc({ state: 'CREATED' });
+    this.tasks.set(id, task);
+    return task;
+  }
+
+  /** Revoked (or stopping): CLOSED; the state file goes too when the task moved away. */
+  private release(task: Task, removeState: boolean): void {
+    if (this.tasks.get(task.id) === task) this.tasks.delete(task.id);
+    const previous = this.closing.get(task.id) ?? Promise.resolve();
+    const done = previous
+      .then(() => task.close())
+      .then(() => {
+        if (removeState) this.options.ports.removeStore(task.id);
+      })
+      .catch((err: unknown) => this.options.task.logger.warn({ err, task: task.id }, 'closing a revoked task failed'))
+      .finally(() => {
+        if (this.closing.get(task.id) === done) this.closing.delete(task.id);
+      });
+    this.closing.set(task.id, done);
+    this.options.task.logger.info({ task: task.id }, 'task revoked; closed and its state file deleted');
+  }
+
+  private fail(task: Task, failure: TaskFailure): void {
+    if (task.state === 'CLOSED' || task.state === 'FAILED') return;
+    const { logger, metrics } = this.options.task;
+    logger.warn(
+      { err: failure.cause ?? failure, task: task.id, kind: failure.kind, failures: task.failures + 1 },
+      `task failed (${failure.kind}); uncommitted work dropped, recovering`,
+    );
+    metrics.taskFailures.inc({ kind: failure.kind });
+    task.fail(failure.kind);
+    this.options.ports.pause(task.id);
+    this.scheduleRecovery(task);
+  }
+
+  /**
+   * Re-enters a FAILED task once it is known to be ours. The coordinator is asked (a member
+   * it evicted, e.g. a process frozen past its session, gets 'not-owner' and waits for the
+   * rejoin kafkajs makes when its heartbeat fails); GROUP_JOIN re-enters it directly.
+   */
+  private scheduleRecovery(task: Task): void {
+    const { retryBaseMs = 250, retryMaxMs = 30_000 } = this.options;
+    const n = task.failures;
+    const delay = n <= 1 ? 0 : Math.min(retryMaxMs, retryBaseMs * 2 ** (n - 2)) * (0.8 + Math.random() * 0.4);
+    const incarnation = task.incarnation;
+    const timer = setTimeout(() => {
+      void (async () => {
+        if (this.stopping || task.state !== 'FAILED' || task.incarnation !== incarnation) return;
+        if (!this.assigned.has(task.id) || this.tasks.get(task.id) !== task) return;
+        const ownership = await this.options.ports.ownership(this.memberId, task.id).catch(() => 'unknown' as const);
+        if (task.state !== 'FAILED' || task.incarnation !== incarnation) return;
+        if (ownership === 'owner') {
+          await this.enter([task]);
+        } else {
+          this.options.task.logger.info({ task: task.id, ownership }, 'failed task is not ours right now; waiting');
+          task.failures++;
+          this.scheduleRecovery(task);
+        }
+      })();
+    }, delay);
+    timer.unref();
+  }
+
+  /** The path to RUNNING for `tasks`, together (one restore for all of them). */
+  private async enter(tasks: Task[]): Promise<void> {
+    const { ports, deleteRetentionMs, inputTopics } = this.options;
+    const { logger, metrics } = this.options.task;
+    const tickets = tasks.map((task) => {
+      task.transition('RESTORING');
+      task.incarnation++;
+      ports.pause(task.id);
+      return { task, incarnation: task.incarnation };
+    });
+    const live = () =>
+      tickets.filter(({ task, incarnation }) => task.incarnation === incarnation && task.state === 'RESTORING');
+    const failAll = (err: unknown, kind: 'restore' | 'store', what: string) => {
+      for (const { task } of live()) this.fail(task, asTaskFailure(err, kind, `task ${task.id}: ${what}`));
+    };
+
+    // 1. Fence: every earlier producer of each task's id is fenced and its transaction completed.
+    await Promise.all(
+      live().map(async ({ task }) => {
+        await this.closing.get(task.id);
+        try {
+          const producer = await ports.initProducer(task.id);
+          if (live().some((t) => t.task === task)) task.attachProducer(producer);
+          else void producer.disconnect().catch(() => undefined);
+        } catch (err) {
+          this.fail(task, new TaskFailure('restore', `task ${task.id}: initialising its producer failed`, err));
+        }
+      }),
+    );
+    if (live().length === 0) return;
+
+    // 2. The changelog end, read only now that no earlier owner can still add to it.
+    let ends: Map<number, bigint>;
+    try {
+      ends = await ports.changelogEnds();
+    } catch (err) {
+      return failAll(err, 'restore', 'reading the changelog end failed');
+    }
+
+    // 3. Restore each store from its checkpoint (or from scratch) to that end.
+    const started = Date.now();
+    const from = new Map<number, bigint | null>();
+    const stores = new Map<number, TaskStore>();
+    for (const { task } of live()) {
+      try {
+        task.store ??= ports.openStore(task.id);
+        stores.set(task.id, task.store);
+        from.set(task.id, this.restoreFrom(task.id, task.store, ends.get(task.id) ?? 0n, deleteRetentionMs));
+      } catch (err) {
+        this.fail(task, asTaskFailure(err, 'store', `task ${task.id}: opening its store failed`));
+      }
+    }
+    if (live().length === 0) return;
+    let restored: number;
+    try {
+      metrics.restoringTasks.inc(from.size);
+      ({ records: restored } = await ports.restore({
+        from,
+        ends,
+        apply: (id, records, next) => {
+          const changes: Array<[string, StoredEntity | null]> = records.map((r) => [
+            r.key!.toString('utf8'),
+            decodeStoredEntity(r.key, r.value),
+          ]);
+          stores.get(id)!.commit(changes, next.toString());
+          metrics.restoredRecords.inc(records.length);
+        },
+      }));
+      const now = Date.now();
+      for (const { task } of live()) task.store!.markSynced(now);
+    } catch (err) {
+      return failAll(err, 'store', 'restoring its store failed');
+    } finally {
+      metrics.restoringTasks.dec(from.size);
+    }
+
+    // 4. Committed offsets of both inputs, read after fencing: they match the restored changelog.
+    let committed: Map<string, Map<number, string>>;
+    try {
+      committed = await ports.committedOffsets();
+    } catch (err) {
+      return failAll(err, 'restore', 'reading committed offsets failed');
+    }
+
+    // 5. Seek both inputs there and resume.
+    const running: number[] = [];
+    for (const { task } of live()) {
+      const positions = new Map(inputTopics.map((t) => [t, BigInt(committed.get(t)?.get(task.id) ?? '0')]));
+      task.start(positions);
+      for (const [topic, offset] of positions) ports.seek(topic, task.id, offset.toString());
+      ports.resume(task.id);
+      task.refreshStoreMetrics();
+      running.push(task.id);
+    }
+    if (running.length > 0) {
+      logger.info(
+        { tasks: running, records: restored, ms: Date.now() - started },
+        restored > 0 ? 'tasks restored from the changelog' : 'tasks ready (stores were up to date)',
+      );
+    }
+  }
+
+  /**
+   * Where restore starts for a store: its checkpoint, or null (from scratch) when the store
+   * cannot be trusted — ahead of the changelog (the topic was recreated), or last in step with
+   * it longer ago than delete.retention.ms while records were added since (a tombstone among
+   * them may have been compacted away: catching up would bring its key back).
+   */
+  private restoreFrom(id: number, store: TaskStore, end: bigint, deleteRetentionMs: number): bigint | null {
+    const { logger } = this.options.task;
+    const raw = store.checkpoint();
+    if (raw === null) return null;
+    const checkpoint = BigInt(raw);
+    if (checkpoint > end) {
+      logger.warn(
+        { task: id, checkpoint: raw, end: String(end) },
+        'store checkpoint is past the changelog end; rebuilding the store',
+      );
+      store.wipe();
+      return null;
+    }
+    // Only the commit marker of the store's own last transaction can follow its checkpoint
+    // without a record in between; any other writer adds a record and a marker.
+    if (end - checkpoint <= 1n) return checkpoint;
+    const synced = store.syncedAt();
+    const age = synced === null ? Infinity : Date.now() - synced;
+    if (age > deleteRetentionMs) {
+      logger.warn(
+        {
+          task: id,
+          checkpoint: raw,
+          end: String(end),
+          syncedAgoMs: Number.isFinite(age) ? age : null,
+          deleteRetentionMs,
+        },
+        'store last matched the changelog longer ago than delete.retention.ms; rebuilding it so no compacted tombstone is missed',
+      );
+      store.wipe();
+      return null;
+    }
+    return checkpoint;
+  }
+}

@@ -1,0 +1,368 @@
+import type { EntityDomain } from '@state-relay/accounts';
+import type { StoredEntity } from '@state-relay/contracts';
+import type { TaskStore } from '@state-relay/store';
+import type { KafkaMessage, Producer } from 'kafkajs';
+import type { Logger } from 'pino';
+import type { AggregateInput } from '../aggregate';
+import type { ProcessorMetrics } from '../metrics';
+import { asTaskFailure, TaskFailure, type TaskFailureKind } from './errors';
+import { foldInput, foldRecord, type FoldContext } from './fold';
+import { commitUnit } from './transaction';
+import { currentEntity, UnitOfWork } from './unit-of-work';
+
+export interface TaskTopics {
+  events: string;
+  commands: string;
+  results: string;
+  deadLetter: string;
+  changelog: string;
+}
+
+export interface InputBatch {
+  topic: string;
+  partition: number;
+  messages: KafkaMessage[];
+  /** Offset of the last record of the batch (markers included), as kafkajs reports it. */
+  lastOffset: string;
+}
+
+/** What one committed transaction carried (for metrics and the benchmark's observer). */
+export interface CommitReport {
+  task: number;
+  startedAt: number;
+  committedAt: number;
+  /** Input topic -> timestamps of the records the transaction committed. */
+  inputs: Map<string, number[]>;
+  changes: number;
+  results: number;
+  deadLetters: number;
+}
+
+/**
+ * CREATED: assigned, partitions paused. RESTORING: fencing, restoring, seeking (paused).
+ * RUNNING: folding and committing. FAILED: uncommitted work dropped, paused, waiting for the
+ * lifecycle to re-enter RESTORING. CLOSED: released for good.
+ */
+export type TaskState = 'CREATED' | 'RESTORING' | 'RUNNING' | 'FAILED' | 'CLOSED';
+export const TASK_STATES: readonly TaskState[] = ['CREATED', 'RESTORING', 'RUNNING', 'FAILED', 'CLOSED'];
+
+const NEXT: Record<TaskState, readonly TaskState[]> = {
+  CREATED: ['RESTORING', 'CLOSED'],
+  RESTORING: ['RUNNING', 'FAILED', 'CLOSED'],
+  RUNNING: ['FAILED', 'CLOSED'],
+  FAILED: ['RESTORING', 'CLOSED'],
+  CLOSED: [],
+};
+
+export interface TaskDeps {
+  domain: EntityDomain;
+  topics: TaskTopics;
+  groupId: string;
+  logger: Logger;
+  metrics: ProcessorMetrics;
+  commitIntervalMs: number;
+  commitMaxRecords: number;
+  maxUncommittedRecords: number;
+  /** Back-pressure: stop and restart fetching this task's partitions. */
+  pause: (task: number) => void;
+  resume: (task: number) => void;
+  /** A commit (or a fold) failed: the lifecycle decides what happens next. */
+  onFailure: (task: Task, failure: TaskFailure) => void;
+  onCommit?: (report: CommitReport) => void;
+  now?: () => number;
+}
+
+/** How long close() waits for a transaction in flight before it lets go of the producer. */
+const CLOSE_WAIT_MS = 15_000;
+
+/**
+ * One task: partition p of both inputs, its SQLite store and its transactional producer.
+ * Records are folded into the open unit of work as they are fetched (never waiting for a
+ * transaction); one transaction per commit interval (or sooner, once the unit is big)
+ * commits the unit while the next one accumulates. Reads see open unit → committing unit →
+ * SQLite. SQLite gets a unit only after its transaction committed.
+ */
+export class Task {
+  private current: TaskState = 'CREATED';
+  /** Bumped on every entry into RESTORING: work started for an older incarnation is void. */
+  incarnation = 0;
+  /** Failures since the last successful commit (the lifecycle's back-off). */
+  failures = 0;
+  store?: TaskStore;
+  private producer?: Producer;
+  private open = new UnitOfWork();
+  private committing?: UnitOfWork;
+  private inFlight?: Promise<void>;
+  private timer?: NodeJS.Timeout;
+  private lastCommitAt = 0;
+  private readonly position = new Map<string, bigint>();
+  private throttled = false;
+  private readonly fold: FoldContext;
+
+  constructor(
+    readonly id: number,
+    private readonly deps: TaskDeps,
+  ) {
+    this.fold = {
+      domain: deps.domain,
+      commandsTopic: deps.topics.commands,
+      current: (key) => currentEntity(key, this.open, this.committing, (k) => this.store!.get(k)),
+      now: deps.now ?? Date.now,
+    };
+  }
+
+  get state(): TaskState {
+    return this.current;
+  }
+
+  /** Moves to `to` if the lifecycle allows it from the current state; throws otherwise (a bug). */
+  transition(to: TaskState): void {
+    const from = this.current;
+    if (!NEXT[from].includes(to)) throw new Error(`task ${this.id}: no transition ${from} -> ${to}`);
+    this.current = to;
+    const { metrics, logger } = this.deps;
+    metrics.taskStates.dec({ state: from });
+    if (to !== 'CLOSED') metrics.taskStates.inc({ state: to });
+    metrics.taskTransitions.inc({ to });
+    logger.debug({ task: this.id, from, to, incarnation: this.incarnation }, 'task state');
+  }
+
+  /** RESTORING: takes the fenced producer of this incarnation. */
+  attachProducer(producer: Producer): void {
+    this.producer = producer;
+  }
+
+  /** RESTORING → RUNNING: the store is restored, `positions` are the committed offsets read after fencing. */
+  start(positions: Map<string, bigint>): void {
+    if (!this.producer || !this.store) throw new Error(`task ${this.id}: start without producer or store`);
+    this.position.clear();
+    for (const [topic, offset] of positions) this.position.set(topic, offset);
+    this.open = new UnitOfWork();
+    this.committing = undefined;
+    this.throttled = false;
+    this.transition('RUNNING');
+  }
+
+  /** Where each input continues: the next offset to fetch (after what the open unit holds). */
+  positions(): Map<string, bigint> {
+    return new Map(this.position);
+  }
+
+  /** Input records folded but not yet committed (open and committing units). */
+  get uncommitted(): number {
+    return this.open.records + (this.committing?.records ?? 0);
+  }
+
+  /**
+   * Folds a fetched batch into the open unit. Records before the task's position (a
+   * re-delivery after a rejoin) are skipped. Returns false when the task cannot take it (not
+   * RUNNING, or the fold failed): the caller must not advance the consumer past the batch.
+   */
+  foldBatch(batch: InputBatch): boolean {
+    if (this.current !== 'RUNNING') return false;
+    const from = this.position.get(batch.topic) ?? 0n;
+    const next = BigInt(batch.lastOffset) + 1n;
+    if (next <= from) return true;
+    let stamps = this.open.timestamps.get(batch.topic);
+    if (!stamps) this.open.timestamps.set(batch.topic, (stamps = []));
+    let folded = 0;
+    try {
+      for (const message of batch.messages) {
+        if (BigInt(message.offset) < from) continue;
+        foldRecord(this.open, { topic: batch.topic, partition: batch.partition, message }, this.fold);
+        stamps.push(Number(message.timestamp));
+        folded++;
+      }
+    } catch (err) {
+      // Not bad input (that is a dead letter): the store or the aggregate failed mid-unit.
+      this.deps.onFailure(this, asTaskFailure(err, 'store', `task ${this.id}: folding a batch failed`));
+      return false;
+    }
+    this.open.records += folded;
+    this.open.offsets.set(batch.topic, next);
+    this.position.set(batch.topic, next);
+    if (!this.throttled && this.uncommitted >= this.deps.maxUncommittedRecords) {
+      this.throttled = true;
+      this.deps.metrics.backPressurePauses.inc();
+      this.deps.pause(this.id);
+    }
+    this.schedule();
+    return true;
+  }
+
+  /**
+   * Folds inputs made inside the processor (the benchmark's in-loop sweep, a punctuator)
+   * into the open unit through the same aggregate path. Returns how many changed an entity.
+   */
+  applyGenerated(inputs: Iterable<[string, AggregateInput]>): number {
+    if (this.current !== 'RUNNING') return 0;
+    let changed = 0;
+    for (const [key, input] of inputs) if (foldInput(this.open, key, input, this.fold).changed) changed++;
+    if (changed > 0) this.schedule();
+    return changed;
+  }
+
+  /** The committed state of one entity (SQLite; never an uncommitted unit). */
+  read(key: string): StoredEntity | undefined {
+    try {
+      return this.store?.get(key);
+    } catch {
+      return undefined; // a closed or failing store: the task is recovering
+    }
+  }
+
+  /** Committed entities after `afterKey` in key order (the benchmark's in-loop sweep). */
+  keysAfter(afterKey: string | null, limit: number): Array<[string, StoredEntity]> {
+    return this.store?.keysAfter(afterKey, limit) ?? [];
+  }
+
+  /** RUNNING → FAILED: drops every uncommitted unit and the producer; `store` failures also drop the store. */
+  fail(kind: TaskFailureKind): void {
+    this.transition('FAILED');
+    this.failures++;
+    this.clearTimer();
+    this.open = new UnitOfWork();
+    this.committing = undefined;
+    this.throttled = false;
+    const producer = this.producer;
+    this.producer = undefined;
+    void producer?.disconnect().catch(() => undefined);
+    if (kind === 'store') this.closeStore();
+  }
+
+  /** Waits for the transaction in flight, then commits what the open unit holds (graceful stop). */
+  async flush(): Promise<void> {
+    await this.inFlight;
+    if (this.current === 'RUNNING' && !this.open.isEmpty) {
+      this.clearTimer();
+      this.inFlight = this.runCommit();
+      await this.inFlight;
+    }
+  }
+
+  /** → CLOSED: waits (bounded) for a transaction in flight, then releases the producer and the store. */
+  async close(): Promise<void> {
+    if (this.current === 'CLOSED') return;
+    this.transition('CLOSED');
+    this.clearTimer();
+    if (this.inFlight) {
+      let timeout: NodeJS.Timeout | undefined;
+      await Promise.race([this.inFlight, new Promise((r) => (timeout = setTimeout(r, CLOSE_WAIT_MS)))]);
+      clearTimeout(timeout);
+    }
+    this.open = new UnitOfWork();
+    this.committing = undefined;
+    await this.producer
+      ?.disconnect()
+      .catch((err: unknown) => this.deps.logger.warn({ err, task: this.id }, 'producer disconnect failed'));
+    this.producer = undefined;
+    this.closeStore();
+  }
+
+  refreshStoreMetrics(): void {
+    if (this.current !== 'RUNNING' || !this.store) return;
+    try {
+      this.deps.metrics.storeEntities.set({ task: String(this.id) }, this.store.count());
+      this.deps.metrics.storeBytes.set({ task: String(this.id) }, this.store.sizeBytes());
+    } catch {
+      // the store is failing: the next commit reports it
+    }
+  }
+
+  private closeStore(): void {
+    const store = this.store;
+    this.store = undefined;
+    try {
+      store?.close();
+    } catch (err) {
+      this.deps.logger.warn({ err, task: this.id }, 'closing the task store failed');
+    }
+    this.deps.metrics.storeEntities.remove({ task: String(this.id) });
+    this.deps.metrics.storeBytes.remove({ task: String(this.id) });
+  }
+
+  /** Starts a commit when one is due (interval elapsed, or the unit is big) and none is in flight. */
+  private schedule(): void {
+    if (this.current !== 'RUNNING' || this.inFlight || this.open.isEmpty) return;
+    const now = Date.now();
+    const due = this.lastCommitAt + this.deps.commitIntervalMs;
+    if (now >= due || this.open.records >= this.deps.commitMaxRecords) {
+      this.clearTimer();
+      this.inFlight = this.runCommit();
+      return;
+    }
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      this.schedule();
+    }, due - now);
+  }
+
+  private clearTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private async runCommit(): Promise<void> {
+    const unit = this.open;
+    const producer = this.producer!;
+    const store = this.store!;
+    const incarnation = this.incarnation;
+    const now = this.deps.now ?? Date.now;
+    this.committing = unit;
+    this.open = new UnitOfWork();
+    const startedAt = now();
+    this.lastCommitAt = Date.now();
+    try {
+      const { changes, checkpoint } = await commitUnit(producer, unit, {
+        task: this.id,
+        groupId: this.deps.groupId,
+        topics: this.deps.topics,
+      });
+      const committedAt = now();
+      // Committed in Kafka: now SQLite. A crash right here is repaired by restore, which
+      // replays the changelog from the previous checkpoint.
+      if (changes.length > 0) {
+        try {
+          store.commit(changes, checkpoint ?? store.checkpoint() ?? '0', committedAt);
+        } catch (err) {
+          throw new TaskFailure('store', `task ${this.id}: SQLite failed after the Kafka commit`, err);
+        }
+      }
+      this.failures = 0;
+      this.report(unit, startedAt, committedAt, changes.length);
+    } catch (err) {
+      if (this.incarnation === incarnation && this.current === 'RUNNING') {
+        this.deps.onFailure(this, asTaskFailure(err, 'commit', `task ${this.id}: commit failed`));
+      }
+    } finally {
+      if (this.committing === unit) this.committing = undefined;
+      this.inFlight = undefined;
+      if (this.throttled && this.current === 'RUNNING' && this.uncommitted < this.deps.maxUncommittedRecords) {
+        this.throttled = false;
+        this.deps.resume(this.id);
+      }
+      this.schedule();
+    }
+  }
+
+  private report(unit: UnitOfWork, startedAt: number, committedAt: number, changes: number): void {
+    const { metrics, onCommit } = this.deps;
+    const task = String(this.id);
+    metrics.transactions.inc({ task });
+    metrics.commitSeconds.observe((committedAt - startedAt) / 1000);
+    for (const [outcome, n] of Object.entries(unit.eventOutcomes)) if (n > 0) metrics.events.inc({ outcome }, n);
+    for (const [outcome, n] of unit.commandOutcomes) metrics.commands.inc({ outcome }, n);
+    for (const stamps of unit.timestamps.values()) {
+      for (const t of stamps) metrics.commitLatencySeconds.observe(Math.max(0, committedAt - t) / 1000);
+    }
+    onCommit?.({
+      task: this.id,
+      startedAt,
+      committedAt,
+      inputs: unit.timestamps,
+      changes,
+      results: unit.results.length,
+      deadLetters: unit.deadLetters.length,
+    });
+  }
+}

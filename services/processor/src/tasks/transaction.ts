@@ -1,0 +1,101 @@
+import { encodeStoredEntity, type StoredEntity } from '@state-relay/contracts';
+import { isFencedError } from '@state-relay/kafka-runtime';
+import type { Message, Producer } from 'kafkajs';
+import type { UnitOfWork } from './unit-of-work';
+import { TaskFailure } from './errors';
+
+export interface TransactionTopics {
+  changelog: string;
+  results: string;
+  deadLetter: string;
+}
+
+export interface CommittedUnit {
+  /** The changes the unit carried, in the order they go to SQLite. */
+  changes: Array<[string, StoredEntity | null]>;
+  /** The changelog offset after the unit's last record, if it wrote any. */
+  checkpoint: string | null;
+}
+
+/**
+ * One Kafka transaction for a unit of work: its changes to the changelog (last value per key,
+ * tombstone on delete, on the task's own partition), the command results, the dead letters and
+ * the next offset of each input topic (sendOffsets). Nothing is visible unless it all commits.
+ * Throws TaskFailure: `fenced` when another producer owns the id, `commit` otherwise (the
+ * outcome may be unknown: the caller must re-fence before it trusts Kafka again).
+ */
+export async function commitUnit(
+  producer: Pick<Producer, 'transaction'>,
+  unit: UnitOfWork,
+  { task, groupId, topics }: { task: number; groupId: string; topics: TransactionTopics },
+): Promise<CommittedUnit> {
+  const changes = [...unit.cache.entries()];
+  const changelog: Message[] = changes.map(([key, entity]) => ({
+    key,
+    value: entity ? encodeStoredEntity(entity) : null,
+    partition: task,
+  }));
+  const topicMessages = [
+    ...(changelog.length ? [{ topic: topics.changelog, messages: changelog }] : []),
+    ...(unit.results.length ? [{ topic: topics.results, messages: unit.results }] : []),
+    ...(unit.deadLetters.length ? [{ topic: topics.deadLetter, messages: unit.deadLetters }] : []),
+  ];
+  let checkpoint: string | null = null;
+  let tx;
+  try {
+    tx = await producer.transaction();
+    // kafkajs does not split a request into record batches the broker accepts
+    // (max.message.bytes, 1 MB by default): send a big unit's records in slices.
+    for (const slice of slicesOf(topicMessages, MAX_REQUEST_BYTES)) {
+      const sent = await tx.sendBatch({ topicMessages: slice });
+      const meta = sent.find((r) => r.topicName === topics.changelog && r.partition === task);
+      const count = slice.find((t) => t.topic === topics.changelog)?.messages.length ?? 0;
+      if (meta?.baseOffset !== undefined) checkpoint = (BigInt(meta.baseOffset) + BigInt(count)).toString();
+    }
+    if (unit.offsets.size > 0) {
+      await tx.sendOffsets({
+        consumerGroupId: groupId,
+        topics: [...unit.offsets].map(([topic, next]) => ({
+          topic,
+          partitions: [{ partition: task, offset: next.toString() }],
+        })),
+      });
+    }
+    await tx.commit();
+  } catch (err) {
+    await tx?.abort().catch(() => undefined);
+    throw new TaskFailure(isFencedError(err) ? 'fenced' : 'commit', `task ${task}: transaction failed`, err);
+  }
+  return { changes, checkpoint };
+}
+
+/** Bytes of keys and values per produce request: well under the broker's default max.message.bytes. */
+const MAX_REQUEST_BYTES = 512 * 1024;
+
+type TopicMessages = { topic: string; messages: Message[] };
+
+/** Splits topic messages, in order, into requests of at most `maxBytes` (a bigger record goes alone). */
+export function* slicesOf(topicMessages: TopicMessages[], maxBytes: number): Generator<TopicMessages[]> {
+  let slice: TopicMessages[] = [];
+  let bytes = 0;
+  for (const { topic, messages } of topicMessages) {
+    for (const m of messages) {
+      const size = byteLength(m.key) + byteLength(m.value) + 64;
+      if (bytes + size > maxBytes && bytes > 0) {
+        yield slice;
+        slice = [];
+        bytes = 0;
+      }
+      const last = slice[slice.length - 1];
+      if (last?.topic === topic) last.messages.push(m);
+      else slice.push({ topic, messages: [m] });
+      bytes += size;
+    }
+  }
+  if (slice.length > 0) yield slice;
+}
+
+function byteLength(b: Message['key'] | Message['value']): number {
+  if (b === null || b === undefined) return 0;
+  return typeof b === 'string' ? Buffer.byteLength(b) : b.length;
+}

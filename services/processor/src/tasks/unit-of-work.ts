@@ -1,0 +1,48 @@
+import { WriteCache } from '@state-relay/store';
+import type { StoredEntity } from '@state-relay/contracts';
+import type { Message } from 'kafkajs';
+
+/**
+ * What one task has folded since its last commit began: the changed entities (last value
+ * per key), the command results, the dead letters, the next offset of each input topic, and
+ * the input records' timestamps (for the commit-latency metric). One Kafka transaction
+ * commits a unit whole, or nothing of it is visible.
+ */
+export class UnitOfWork {
+  readonly cache = new WriteCache();
+  readonly results: Message[] = [];
+  readonly deadLetters: Message[] = [];
+  /** Input topic -> the offset to commit (last folded offset + 1). */
+  readonly offsets = new Map<string, bigint>();
+  /** Input topic -> timestamps (epoch ms) of the records folded from it. */
+  readonly timestamps = new Map<string, number[]>();
+  readonly eventOutcomes = { changed: 0, unchanged: 0, dead_letter: 0 };
+  readonly commandOutcomes = new Map<string, number>();
+  /** Input records folded (consumed records; generated inputs are not counted). */
+  records = 0;
+
+  get isEmpty(): boolean {
+    return this.records === 0 && this.cache.size === 0 && this.results.length === 0 && this.deadLetters.length === 0;
+  }
+
+  countCommand(outcome: string): void {
+    this.commandOutcomes.set(outcome, (this.commandOutcomes.get(outcome) ?? 0) + 1);
+  }
+}
+
+/**
+ * The current entity as processing sees it: the open unit's write, else the committing
+ * unit's, else the store's committed row. `null` in a unit means deleted there.
+ */
+export function currentEntity(
+  key: string,
+  open: UnitOfWork,
+  committing: UnitOfWork | undefined,
+  read: (key: string) => StoredEntity | undefined,
+): StoredEntity | undefined {
+  const mine = open.cache.get(key);
+  if (mine !== undefined) return mine ?? undefined;
+  const pending = committing?.cache.get(key);
+  if (pending !== undefined) return pending ?? undefined;
+  return read(key);
+}
