@@ -16,5 +16,6 @@ export { decodeCommand, encodeCommand } from './commands';
 export { decodeCommandResult, encodeCommandResult } from './results';
 export { changelogTopicName, decodeStoredEntity, encodeStoredEntity } from './changelog';
 export { commandIdFor } from './command-id';
+export { parseIsoInstant } from './timestamp';
 export { DEAD_LETTER_HEADERS, deadLetterRecord } from './dead-letter';
 export type { DeadLetterMessage, DeadLetterSource, HeaderValue, MessageHeaders } from './dead-letter';

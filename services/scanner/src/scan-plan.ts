@@ -1,6 +1,6 @@
 // Scan planning: pure functions from a request and replica rows to commands. No I/O, no clock
 // (times come in as arguments), so every rule here is unit-tested without Kafka or SQLite.
-import { commandIdFor, type UpdateCommand } from '@state-relay/contracts';
+import { commandIdFor, parseIsoInstant, type UpdateCommand } from '@state-relay/contracts';
 import {
   compileConditionToSql,
   evaluateCondition,
@@ -27,9 +27,6 @@ export interface PlannedScan {
   asOf: number;
 }
 
-// An ISO-8601 instant with an explicit offset: a zone-less time would depend on the server's zone.
-const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
-
 /**
  * Checks the rule language and resolves `asOf` once, so the scanner and the processor judge the
  * same condition. Throws InvalidRequestError naming every offending field under /body.
@@ -52,9 +49,14 @@ function resolveAsOf(asOf: string | number | undefined, now: number, issues: Fie
     issues.push({ path: '/body/asOf', message: 'expected epoch milliseconds: a non-negative integer' });
     return now;
   }
-  const ms = ISO_INSTANT.test(asOf) ? Date.parse(asOf) : Number.NaN;
-  if (Number.isFinite(ms) && ms >= 0) return ms;
-  issues.push({ path: '/body/asOf', message: 'expected an ISO-8601 instant with a zone, e.g. "2026-11-01T00:00:00Z"' });
+  // The events decoder's rule, so the API and the topics agree on what an instant is: a real
+  // calendar date (no 2026-02-30 rolled over into March) and a time only with a zone.
+  const ms = parseIsoInstant(asOf);
+  if (ms !== undefined && ms >= 0) return ms;
+  issues.push({
+    path: '/body/asOf',
+    message: 'expected an ISO-8601 instant with a zone on a real calendar date, e.g. "2026-11-01T00:00:00Z"',
+  });
   return now;
 }
 

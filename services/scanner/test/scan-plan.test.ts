@@ -1,6 +1,7 @@
 import { DORMANCY_SWEEP } from '@state-relay/accounts';
-import { commandIdFor } from '@state-relay/contracts';
+import { commandIdFor, decodeEvent, isDecodeError } from '@state-relay/contracts';
 import type { ReplicaRow } from '@state-relay/store';
+import fc from 'fast-check';
 import { InvalidRequestError } from '../src/errors';
 import {
   buildCommand,
@@ -55,7 +56,51 @@ describe('planning a scan', () => {
   it('rejects a zone-less or impossible asOf', () => {
     expect(issuesOf({ ...DORMANCY_SWEEP, asOf: '2026-01-02T00:00:00' })).toHaveLength(1);
     expect(issuesOf({ ...DORMANCY_SWEEP, asOf: '2026-13-45T00:00:00Z' })).toHaveLength(1);
+    expect(issuesOf({ ...DORMANCY_SWEEP, asOf: '2026-02-30T00:00:00Z' })).toEqual([
+      { path: '/body/asOf', message: expect.stringContaining('real calendar date') },
+    ]);
+    expect(issuesOf({ ...DORMANCY_SWEEP, asOf: '2026-04-31T12:00:00+02:00' })).toHaveLength(1);
     expect(issuesOf({ ...DORMANCY_SWEEP, asOf: 1.5 })).toEqual([{ path: '/body/asOf', message: expect.any(String) }]);
+  });
+
+  it('judges an asOf string by the events decoder’s rule: accepted alike, as the same instant', () => {
+    /** The events decoder's verdict on `at`: the instant, or undefined when it refuses it. */
+    const decoded = (at: string): number | undefined => {
+      try {
+        return decodeEvent(Buffer.from('k'), Buffer.from(JSON.stringify({ type: 't', at }))).at;
+      } catch (err) {
+        if (isDecodeError(err)) return undefined;
+        throw err;
+      }
+    };
+    const planned = (asOf: string): number | undefined =>
+      issuesOf({ ...DORMANCY_SWEEP, asOf }).length === 0
+        ? planScan({ ...DORMANCY_SWEEP, asOf }, NOW, DOMAIN_ACTIONS).asOf
+        : undefined;
+    const d2 = (max: number) => fc.integer({ min: 0, max }).map((n) => String(n).padStart(2, '0'));
+    // Near-valid date-times, so both sides see many real and many impossible calendar dates.
+    const dateTime = fc
+      .tuple(
+        fc.integer({ min: 1960, max: 2400 }),
+        d2(14),
+        d2(33),
+        fc.option(fc.tuple(d2(25), d2(61), fc.option(d2(61)), fc.option(fc.integer({ min: 0, max: 999_999 }))), {
+          nil: undefined,
+        }),
+        fc.constantFrom('Z', '+02:00', '-0130', '+24:00', '', '+05:75'),
+      )
+      .map(([y, mo, d, time, zone]) => {
+        if (time === undefined) return `${y}-${mo}-${d}`;
+        const [h, mi, s, frac] = time;
+        return `${y}-${mo}-${d}T${h}:${mi}${s === null ? '' : `:${s}${frac === null ? '' : `.${frac}`}`}${zone}`;
+      });
+    fc.assert(
+      fc.property(fc.oneof(dateTime, fc.string({ maxLength: 30 })), (text) => {
+        expect(planned(text)).toBe(decoded(text));
+      }),
+      { numRuns: 2_000 },
+    );
+    expect(planned('2026-02-30T00:00:00Z')).toBeUndefined();
   });
 });
 
