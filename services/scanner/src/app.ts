@@ -62,6 +62,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       untyped.code(status).send(body);
     },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false } },
+    // A `__proto__` or `constructor` key is valid JSON: parse it as an own property (JSON.parse never
+    // sets a prototype) and let the schema name it like any unknown property, instead of calling the
+    // body invalid JSON. Where a schema admits any key (the rule language's objects), the rules
+    // validator refuses these names itself.
+    onProtoPoisoning: 'ignore',
+    onConstructorPoisoning: 'ignore',
   });
 
   // JSON only: without the text/plain parser, any other body type is a 415.

@@ -39,7 +39,8 @@ export function toErrorReply(err: unknown, bodyLimit: number): ErrorReply {
       return reply('invalid_json', 'the body is empty but the content type is application/json');
   }
   const status = typeof e.statusCode === 'number' ? e.statusCode : 500;
-  // Other 4xx from fastify's body parser: malformed JSON, a __proto__ key, a bad content length.
+  // Other 4xx from fastify's body parser: malformed JSON, a bad content length. (Keys such as
+  // __proto__ are parsed, see buildApp, and answered by the schema.)
   if (status >= 400 && status < 500) return reply('invalid_json', 'the body is not valid JSON');
   return reply('internal_error', 'internal error');
 }
