@@ -1,7 +1,7 @@
 // `pnpm scan ...`: create a scan, follow it with a progress bar, print the outcome counts.
 import { ApiError, ScannerClient } from './cli/client';
 import { parseCli, USAGE, UsageError } from './cli/args';
-import { progressLine, summary } from './cli/progress';
+import { ProgressReporter, summary } from './cli/progress';
 import type { ScanView } from './scan-view';
 
 const EXIT = { completed: 0, notCompleted: 1, usage: 2, api: 3 } as const;
@@ -20,6 +20,7 @@ async function main(): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return EXIT.completed;
   }
+  for (const warning of request.warnings) process.stderr.write(`scan: ${warning}\n`);
   const client = new ScannerClient(request.url, request.token);
   try {
     let scan = await client.createScan(request.body);
@@ -36,28 +37,32 @@ async function main(): Promise<number> {
   }
 }
 
-/** Polls until the scan finishes: on a TTY one line redrawn in place, otherwise a line every 2 s. */
+/** Polls until the scan finishes: on a TTY one line redrawn in place, otherwise a line at most every 2 s. */
 async function follow(client: ScannerClient, first: ScanView): Promise<ScanView> {
   const tty = process.stdout.isTTY === true;
+  const progress = new ProgressReporter({
+    write: (text) => process.stdout.write(text),
+    isTTY: tty,
+    get columns() {
+      return process.stdout.columns;
+    },
+  });
   let scan = first;
-  let lastPrinted = 0;
   process.once('SIGINT', () => {
-    process.stdout.write(`\nstopped following; scan ${scan.id} goes on (cancel: POST ${scan.url}/cancel)\n`);
+    progress.end();
+    process.stdout.write(`stopped following; scan ${scan.id} goes on (cancel: POST ${scan.url}/cancel)\n`);
     process.exit(EXIT.notCompleted);
   });
-  for (;;) {
-    const line = progressLine(scan);
-    if (tty) process.stdout.write(`\r\x1b[2K${line.slice(0, Math.max(20, (process.stdout.columns ?? 120) - 1))}`);
-    else if (Date.now() - lastPrinted >= 2_000 || FINISHED.has(scan.status)) {
-      process.stdout.write(`${line}\n`);
-      lastPrinted = Date.now();
+  try {
+    for (;;) {
+      progress.update(scan);
+      if (FINISHED.has(scan.status)) return scan;
+      await new Promise((r) => setTimeout(r, tty ? 250 : 500));
+      scan = await client.getScan(scan.id);
     }
-    if (FINISHED.has(scan.status)) break;
-    await new Promise((r) => setTimeout(r, tty ? 250 : 500));
-    scan = await client.getScan(scan.id);
+  } finally {
+    progress.end(); // also before an API error's message
   }
-  if (tty) process.stdout.write('\n');
-  return scan;
 }
 
 main().then(

@@ -1,7 +1,7 @@
 import { DORMANCY_SWEEP } from '@state-relay/accounts';
 import { COMMAND_OUTCOMES } from '@state-relay/contracts';
-import { parseCli, UsageError } from '../src/cli/args';
-import { formatSeconds, progressLine, summary } from '../src/cli/progress';
+import { parseCli, TOKEN_FLAG_WARNING, UsageError, USAGE } from '../src/cli/args';
+import { formatSeconds, ProgressReporter, progressLine, summary } from '../src/cli/progress';
 import type { ScanView } from '../src/scan-view';
 
 const env = { STATE_RELAY_API_TOKEN: 'env-token-0123456789' };
@@ -24,6 +24,7 @@ describe('scan CLI arguments', () => {
     expect(parseCli(['--preset', 'dormant', '--rate', '50', '--dry-run'], env)).toEqual({
       url: 'http://127.0.0.1:8081',
       token: 'env-token-0123456789',
+      warnings: [],
       body: { ...DORMANCY_SWEEP, options: { rate: 50, dryRun: true } },
       follow: true,
     });
@@ -35,14 +36,10 @@ describe('scan CLI arguments', () => {
       action: { delete: true },
       options: { rate: 5, maxCommands: 9 },
     });
-    const parsed = parseCli(
-      ['--file', 'scan.json', '--rate', '7', '--url', 'http://scanner:8081/', '--token', 't'],
-      env,
-      () => file,
-    );
+    const parsed = parseCli(['--file', 'scan.json', '--rate', '7', '--url', 'http://scanner:8081/'], env, () => file);
     expect(parsed).toMatchObject({
       url: 'http://scanner:8081',
-      token: 't',
+      token: 'env-token-0123456789',
       body: { condition: { field: 'a', op: 'exists' }, action: { delete: true }, options: { rate: 7, maxCommands: 9 } },
     });
   });
@@ -74,10 +71,48 @@ describe('scan CLI arguments', () => {
   });
 
   it('needs a token, and never quotes one', () => {
-    expect(() => parseCli(['--preset', 'dormant'], {})).toThrow(/a token is required/);
+    expect(() => parseCli(['--preset', 'dormant'], {})).toThrow(
+      /a token is required: set env STATE_RELAY_API_TOKEN, or give --token-file PATH/,
+    );
     expect(usageError(['--preset', 'dormant', '--rate', 'x', '--token', 'secret-token-value'])).not.toContain(
       'secret-token-value',
     );
+  });
+
+  it('reads the token from --token-file (trimmed), ahead of the environment', () => {
+    const files = { '/run/token': 'file-token-0123456789\n' };
+    const parsed = parseCli(
+      ['--preset', 'dormant', '--token-file', '/run/token'],
+      env,
+      (p) => files[p as '/run/token'],
+    );
+    expect(parsed).toMatchObject({ token: 'file-token-0123456789', warnings: [] });
+  });
+
+  it.each([
+    [{ 'empty.txt': '  \n' }, ['--token-file', 'empty.txt'], /--token-file empty.txt is empty/],
+    [{}, ['--token-file', 'gone.txt'], /--token-file gone.txt: ENOENT/],
+    [{ 'two.txt': 'secret-a secret-b\n' }, ['--token-file', 'two.txt'], /must hold the token alone/],
+    [{ 't.txt': 'secret-a' }, ['--token-file', 't.txt', '--token', 'secret-b'], /one of --token-file and --token/],
+  ])('rejects a bad --token-file (%j %j) without quoting its content', (files, argv, message) => {
+    const text = usageError(['--preset', 'dormant', ...argv], files);
+    expect(text).toMatch(message);
+    expect(text).not.toMatch(/secret-/);
+  });
+
+  it('still takes --token, with a warning that says why and what to use instead', () => {
+    const parsed = parseCli(['--preset', 'dormant', '--token', 'flag-token-0123456789'], env);
+    expect(parsed).toMatchObject({ token: 'flag-token-0123456789', warnings: [TOKEN_FLAG_WARNING] });
+    expect(TOKEN_FLAG_WARNING).toMatch(/STATE_RELAY_API_TOKEN or --token-file/);
+    expect(TOKEN_FLAG_WARNING).not.toContain('flag-token');
+  });
+
+  it('--help shows the environment and the token file, not a token on the command line', () => {
+    expect(parseCli(['--help'], {})).toEqual({ help: true });
+    expect(USAGE).toContain('STATE_RELAY_API_TOKEN');
+    expect(USAGE).toContain('--token-file PATH');
+    expect(USAGE).toMatch(/--token TOKEN\s+deprecated/);
+    for (const line of USAGE.split('\n').filter((l) => l.includes('pnpm scan'))) expect(line).not.toContain('--token ');
   });
 });
 
@@ -120,6 +155,39 @@ describe('scan CLI output', () => {
     expect(text).toMatch(/applied\s+120/);
     expect(text).toMatch(/condition_false\s+10/);
     expect(text).toMatch(/version_conflict\s+0/);
+  });
+
+  it('without a terminal: one line per update, at most one per interval, and always the final one', () => {
+    let now = 0;
+    const written: string[] = [];
+    const progress = new ProgressReporter({ write: (t) => void written.push(t), isTTY: false }, 2_000, () => now);
+    for (const [at, scanned] of [
+      [0, 100],
+      [500, 200],
+      [1_900, 300],
+      [2_000, 400],
+      [3_000, 500],
+    ] as const) {
+      now = at;
+      progress.update({ ...view, counts: { ...view.counts, scanned } });
+    }
+    now = 3_100;
+    progress.update({ ...view, status: 'completed', phase: null, counts: { ...view.counts, scanned: 1000 } });
+    progress.end();
+    expect(written.map((t) => t.match(/scanned (\d+)/)![1])).toEqual(['100', '400', '1000']);
+    for (const t of written) expect(t).toMatch(/^[^\r\x1b\n]+\n$/);
+  });
+
+  it('on a terminal: the line is redrawn in place and ended once', () => {
+    const written: string[] = [];
+    const progress = new ProgressReporter({ write: (t) => void written.push(t), isTTY: true, columns: 40 });
+    progress.update(view);
+    progress.update(view);
+    progress.end();
+    expect(written).toHaveLength(3);
+    expect(written[0]).toMatch(/^\r\x1b\[2K\[/);
+    expect(written[0]!.length).toBeLessThanOrEqual('\r\x1b[2K'.length + 39);
+    expect(written[2]).toBe('\n');
   });
 
   it('formats durations', () => {

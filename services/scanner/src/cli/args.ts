@@ -6,10 +6,15 @@ import type { ScanOptions } from '../scan';
 export const USAGE = `Usage: pnpm scan [--preset dormant | --file scan.json | --condition JSON --action JSON] [options]
 
 Creates a scan on the scanner's API, follows it until it finishes and prints the outcome counts.
-Exits 0 only when the scan completed.
+Exits 0 only when the scan completed. The bearer token comes from the environment variable
+STATE_RELAY_API_TOKEN or from a file (--token-file), never from the command line:
+
+  STATE_RELAY_API_TOKEN=$(cat .state-relay/api-token) pnpm scan --preset dormant
+  pnpm scan --token-file .state-relay/api-token --preset dormant
 
   --url URL            scanner API (default http://127.0.0.1:8081)
-  --token TOKEN        bearer token (default: env STATE_RELAY_API_TOKEN)
+  --token-file PATH    read the bearer token from PATH (default: env STATE_RELAY_API_TOKEN)
+  --token TOKEN        deprecated: puts the token in shell history and ps; warns on stderr
   --preset dormant     the canonical sweep: active and idle for 30 days -> dormant
   --file PATH          a JSON file {condition, action, options?, asOf?}
   --condition JSON     the condition, e.g. '{"field":"status","op":"eq","value":"active"}'
@@ -26,6 +31,8 @@ Exits 0 only when the scan completed.
 export interface CliRequest {
   url: string;
   token: string;
+  /** For stderr: e.g. that --token exposes the token. Never contain the token. */
+  warnings: string[];
   body: { condition: unknown; action: unknown; options?: ScanOptions; asOf?: string | number };
   follow: boolean;
 }
@@ -50,6 +57,7 @@ export function parseCli(
       options: {
         url: { type: 'string' },
         token: { type: 'string' },
+        'token-file': { type: 'string' },
         preset: { type: 'string' },
         file: { type: 'string' },
         condition: { type: 'string' },
@@ -71,8 +79,8 @@ export function parseCli(
 
   const url = values.url ?? 'http://127.0.0.1:8081';
   if (!/^https?:\/\/[^\s/]+/.test(url)) throw new UsageError(`--url must be an http(s) URL, got "${url}"`);
-  const token = values.token ?? env.STATE_RELAY_API_TOKEN ?? '';
-  if (token === '') throw new UsageError('a token is required: --token or env STATE_RELAY_API_TOKEN');
+  const warnings: string[] = [];
+  const token = readToken(values.token, values['token-file'], env, readFile, warnings);
 
   const sources = [
     values.preset !== undefined,
@@ -105,7 +113,43 @@ export function parseCli(
   if (Object.keys(options).length > 0) body.options = options;
   if (values['as-of'] !== undefined)
     body.asOf = /^\d+$/.test(values['as-of']) ? Number(values['as-of']) : values['as-of'];
-  return { url: url.replace(/\/+$/, ''), token, body, follow: !values['no-follow'] };
+  return { url: url.replace(/\/+$/, ''), token, warnings, body, follow: !values['no-follow'] };
+}
+
+export const TOKEN_FLAG_WARNING =
+  'warning: --token puts the token on the command line, where shell history, ps and pnpm (which echoes the ' +
+  'command) see it; use env STATE_RELAY_API_TOKEN or --token-file PATH instead';
+
+/** --token-file, else --token (with a warning), else the environment. Messages never quote the token. */
+function readToken(
+  flag: string | undefined,
+  file: string | undefined,
+  env: NodeJS.ProcessEnv,
+  readFile: (p: string) => string,
+  warnings: string[],
+): string {
+  if (flag !== undefined && file !== undefined) throw new UsageError('give one of --token-file and --token, not both');
+  let token: string;
+  if (file !== undefined) {
+    try {
+      token = readFile(file).trim();
+    } catch (err) {
+      throw new UsageError(`--token-file ${file}: ${(err as NodeJS.ErrnoException).code ?? 'cannot be read'}`);
+    }
+    if (token === '') throw new UsageError(`--token-file ${file} is empty`);
+    if (/\s/.test(token)) throw new UsageError(`--token-file ${file} must hold the token alone, on one line`);
+    return token;
+  }
+  if (flag !== undefined) {
+    warnings.push(TOKEN_FLAG_WARNING);
+    token = flag;
+  } else {
+    token = env.STATE_RELAY_API_TOKEN?.trim() ?? '';
+  }
+  if (token === '') {
+    throw new UsageError('a token is required: set env STATE_RELAY_API_TOKEN, or give --token-file PATH');
+  }
+  return token;
 }
 
 function fromFile(path: string, readFile: (p: string) => string): CliRequest['body'] {

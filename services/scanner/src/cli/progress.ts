@@ -1,6 +1,52 @@
 import { COMMAND_OUTCOMES } from '@state-relay/contracts';
 import type { ScanView } from '../scan-view';
 
+const FINISHED = new Set(['completed', 'cancelled', 'failed']);
+
+/** Where progress goes: stdout, or a fake in tests. */
+export interface ProgressOutput {
+  write(text: string): void;
+  readonly isTTY: boolean;
+  readonly columns?: number;
+}
+
+/**
+ * Shows a followed scan's progress. On a terminal: one line redrawn in place at every update.
+ * Otherwise (a pipe, a CI log, a file) a carriage return would glue the updates into one long
+ * line, so: one full line per update, at most one every `intervalMs`, and always the first and
+ * the final one.
+ */
+export class ProgressReporter {
+  private lastPrinted = -Infinity;
+  private drawn = false;
+
+  constructor(
+    private readonly out: ProgressOutput,
+    private readonly intervalMs = 2_000,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  update(scan: ScanView): void {
+    const line = progressLine(scan);
+    if (this.out.isTTY) {
+      const width = Math.max(20, (this.out.columns ?? 120) - 1);
+      this.out.write(`\r\x1b[2K${line.slice(0, width)}`);
+      this.drawn = true;
+      return;
+    }
+    const at = this.now();
+    if (at - this.lastPrinted < this.intervalMs && !FINISHED.has(scan.status)) return;
+    this.out.write(`${line}\n`);
+    this.lastPrinted = at;
+  }
+
+  /** Ends the redrawn line on a terminal, so what follows starts on a line of its own. */
+  end(): void {
+    if (this.drawn) this.out.write('\n');
+    this.drawn = false;
+  }
+}
+
 /** One line of progress: a bar for the walk, then counts, then results, then the ETA. */
 export function progressLine(scan: ScanView, barWidth = 24): string {
   const fraction = scan.progress.fraction ?? 0;
