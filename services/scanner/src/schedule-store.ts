@@ -80,6 +80,7 @@ export type NewSchedule = Omit<ScheduleRecord, 'paused' | 'lastRunAt'>;
 export class ScheduleStore {
   private readonly stmt;
   private readonly recordPlanTx: (id: string, now: number, run: ScheduleRun | undefined) => void;
+  private readonly startRunTx: (id: string, now: number, createScan: () => ScheduleRun) => ScheduleRun;
   private readonly deleteTx: (id: string) => boolean;
 
   constructor(db: Database.Database) {
@@ -109,6 +110,12 @@ export class ScheduleStore {
     this.recordPlanTx = db.transaction((id: string, now: number, run: ScheduleRun | undefined) => {
       if (run) this.stmt.insertRun.run(run.scheduleId, run.scanId, run.dueAt, run.startedAt, run.missed);
       this.stmt.lastRun.run(now, id);
+    });
+    this.startRunTx = db.transaction((id: string, now: number, createScan: () => ScheduleRun) => {
+      const run = createScan();
+      this.stmt.insertRun.run(run.scheduleId, run.scanId, run.dueAt, run.startedAt, run.missed);
+      this.stmt.lastRun.run(now, id);
+      return run;
     });
     this.deleteTx = db.transaction((id: string) => {
       this.stmt.deleteRuns.run(id);
@@ -143,6 +150,17 @@ export class ScheduleStore {
   /** After a plan with due > 0: lastRunAt = now, and the run's link if it started one, together. */
   recordPlan(id: string, now: number, run?: ScheduleRun): void {
     this.recordPlanTx(id, now, run);
+  }
+
+  /**
+   * Starts a run as one SQLite transaction: `createScan` (synchronous) inserts the run's scan, then
+   * the run's link and lastRunAt = now are written. The scan must be inserted through this same
+   * connection (the scanner's ScanStore, whose `database` this store was built on): then the scan
+   * and the occurrence commit together or not at all, and a crash in between leaves neither, so a
+   * restarted scheduler starts that occurrence once. If `createScan` throws, nothing is recorded.
+   */
+  startRun(id: string, now: number, createScan: () => ScheduleRun): ScheduleRun {
+    return this.startRunTx(id, now, createScan);
   }
 
   /** Newest first. */

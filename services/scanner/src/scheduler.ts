@@ -1,14 +1,17 @@
 import { planRuns, resolveTemplate } from '@state-relay/schedule';
 import type { Logger } from 'pino';
-import { ScanNotFoundError } from './errors';
+import { InvalidRequestError, ScanNotFoundError } from './errors';
 import { FINISHED_STATUSES } from './scan';
 import type { ScanService } from './scan-service';
 import { scheduleOf } from './schedule-service';
-import type { ScheduleRecord, ScheduleRun, ScheduleStore } from './schedule-store';
+import type { ScheduleRecord, ScheduleStore } from './schedule-store';
 
 export interface SchedulerDeps {
-  store: Pick<ScheduleStore, 'list' | 'runs' | 'recordPlan'>;
-  /** The same service POST /scans uses: a scheduled run is an ordinary scan. */
+  store: Pick<ScheduleStore, 'list' | 'runs' | 'recordPlan' | 'startRun'>;
+  /**
+   * The same service POST /scans uses: a scheduled run is an ordinary scan. Its `create` must write
+   * through the schedule store's connection, so the scan joins the run's transaction (startRun).
+   */
   scans: Pick<ScanService, 'create' | 'get'>;
   logger: Logger;
   now?: () => number;
@@ -73,23 +76,29 @@ export class Scheduler {
       this.deps.store.recordPlan(s.id, now);
       return;
     }
-    let run: ScheduleRun | undefined;
+    // s.template was parsed from SQLite for this tick, so it is already a private copy: keep its
+    // objects, take the run's asOf. (resolveTemplate's structuredClone copies come from Node's own
+    // realm, which the rules' plain-object check rejects when the scanner runs in a jest vm.)
+    const { asOf } = resolveTemplate(s.template, now);
     try {
-      // s.template was parsed from SQLite for this tick, so it is already a private copy: keep its
-      // objects, take the run's asOf. (resolveTemplate's structuredClone copies come from Node's own
-      // realm, which the rules' plain-object check rejects when the scanner runs in a jest vm.)
-      const { asOf } = resolveTemplate(s.template, now);
-      const scan = this.deps.scans.create({ ...s.template, asOf });
-      run = { scheduleId: s.id, scanId: scan.id, dueAt: plan.dueAt!, startedAt: now, missed: plan.missed };
+      // The scan and the occurrence (its run link and lastRunAt) in one SQLite transaction: a crash
+      // can leave both or neither, never a scan whose occurrence a restart would start again.
+      const run = this.deps.store.startRun(s.id, now, () => {
+        const scan = this.deps.scans.create({ ...s.template, asOf });
+        return { scheduleId: s.id, scanId: scan.id, dueAt: plan.dueAt!, startedAt: now, missed: plan.missed };
+      });
       this.log.info(
-        { scheduleId: s.id, scanId: scan.id, lateMs: now - plan.dueAt!, missed: plan.missed },
+        { scheduleId: s.id, scanId: run.scanId, lateMs: now - plan.dueAt!, missed: plan.missed },
         'scheduled run started',
       );
     } catch (err) {
-      // lastRunAt still moves on: a template the rules now reject is not retried every second.
-      this.log.error({ err, scheduleId: s.id }, 'scheduled run could not create its scan');
+      // Anything else (the database refused the write) recorded nothing: the next tick tries this
+      // occurrence again, and it still starts once.
+      if (!(err instanceof InvalidRequestError)) throw err;
+      // The rules now reject the template: this due time is spent, so it is not retried every second.
+      this.log.error({ err, scheduleId: s.id }, 'scheduled run could not create its scan: the template is rejected');
+      this.deps.store.recordPlan(s.id, now);
     }
-    this.deps.store.recordPlan(s.id, now, run);
   }
 
   private unfinished(scanId: string): boolean {
