@@ -17,7 +17,8 @@ import type {
 } from './types';
 
 const SCHEMA: Schema = {
-  version: 1,
+  // 2: the sync table (files of version 1 get it on open; their rows are kept).
+  version: 2,
   ddl: `
     CREATE TABLE IF NOT EXISTS entities (
       key TEXT PRIMARY KEY,
@@ -27,6 +28,11 @@ const SCHEMA: Schema = {
     CREATE TABLE IF NOT EXISTS offsets (
       partition INTEGER PRIMARY KEY,
       next_offset INTEGER NOT NULL  -- next changelog offset to consume
+    );
+    -- When the replica last matched the changelog's end on every partition (epoch ms).
+    CREATE TABLE IF NOT EXISTS sync (
+      id INTEGER PRIMARY KEY CHECK (id = 0),
+      synced_at INTEGER NOT NULL
     );`,
 };
 
@@ -56,6 +62,9 @@ export class ReplicaStore {
     setOffset: Statement<[number, bigint]>;
     clearRows: Statement<[]>;
     clearOffsets: Statement<[]>;
+    getSyncedAt: Statement<[], number>;
+    setSyncedAt: Statement<[number]>;
+    clearSync: Statement<[]>;
   };
   private readonly applyTx: (records: readonly ChangelogRecord[]) => void;
   private readonly wipeTx: () => void;
@@ -82,6 +91,11 @@ export class ReplicaStore {
       ),
       clearRows: db.prepare('DELETE FROM entities'),
       clearOffsets: db.prepare('DELETE FROM offsets'),
+      getSyncedAt: db.prepare<[], number>('SELECT synced_at FROM sync WHERE id = 0').pluck(),
+      setSyncedAt: db.prepare(
+        'INSERT INTO sync (id, synced_at) VALUES (0, ?) ON CONFLICT (id) DO UPDATE SET synced_at = excluded.synced_at',
+      ),
+      clearSync: db.prepare('DELETE FROM sync'),
     };
     this.applyTx = db.transaction((records: readonly ChangelogRecord[]) => {
       const { put, del } = this.stmt;
@@ -107,6 +121,7 @@ export class ReplicaStore {
     this.wipeTx = db.transaction(() => {
       this.stmt.clearRows.run();
       this.stmt.clearOffsets.run();
+      this.stmt.clearSync.run();
     });
   }
 
@@ -130,6 +145,22 @@ export class ReplicaStore {
     if (!Array.isArray(records)) throw new StoreInvalidArgumentError('records must be an array');
     if (records.length === 0) return;
     this.file.run('apply', () => this.applyTx(records));
+  }
+
+  /**
+   * When the replica last matched the changelog's end on every partition, or null. A replica
+   * that has not for longer than the changelog's delete.retention.ms may hold keys whose
+   * tombstones compaction removed since: it must be rebuilt, not caught up.
+   */
+  syncedAt(): number | null {
+    const value = this.file.run('syncedAt', () => this.stmt.getSyncedAt.get());
+    return typeof value === 'number' ? value : null;
+  }
+
+  markSynced(at: number): void {
+    if (!Number.isSafeInteger(at))
+      throw new StoreInvalidArgumentError(`at must be an integer epoch ms, got ${String(at)}`);
+    this.file.run('markSynced', () => this.stmt.setSyncedAt.run(at));
   }
 
   /** Next offset to consume per partition; partitions never applied are absent. */
@@ -180,7 +211,7 @@ export class ReplicaStore {
     return { rows, lastKey: last === undefined ? null : last[0], walked: walked.length };
   }
 
-  /** Drop all rows and offsets: the changelog was recreated and must be consumed from the start. */
+  /** Drop all rows, offsets and the sync stamp: the replica must be rebuilt from the changelog's start. */
   wipe(): void {
     this.file.run('wipe', () => this.wipeTx());
   }

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import {
   ReplicaStore,
   StoreClosedError,
@@ -146,5 +147,28 @@ describe('ReplicaStore', () => {
     replica.close();
     expect(() => replica.count()).toThrow(StoreClosedError);
     expect(() => replica.apply([rec(0, '0', 'a', entity(1))])).toThrow(StoreClosedError);
+  });
+
+  it('records when it last matched the changelog end; wipe forgets it', () => {
+    const replica = open();
+    expect(replica.syncedAt()).toBeNull();
+    replica.markSynced(1_700_000_000_000);
+    expect(replica.syncedAt()).toBe(1_700_000_000_000);
+    expect(() => replica.markSynced(Number.NaN)).toThrow(StoreInvalidArgumentError);
+    replica.wipe();
+    expect(replica.syncedAt()).toBeNull();
+  });
+
+  it('opens a replica of the first schema version, keeping its rows and offsets', () => {
+    const raw = new Database(path);
+    raw.exec(`CREATE TABLE entities (key TEXT PRIMARY KEY, version INTEGER NOT NULL, value TEXT NOT NULL) WITHOUT ROWID;
+      CREATE TABLE offsets (partition INTEGER PRIMARY KEY, next_offset INTEGER NOT NULL);
+      INSERT INTO entities VALUES ('old', 3, '{"a":1}'); INSERT INTO offsets VALUES (0, 12);
+      PRAGMA user_version = 1;`);
+    raw.close();
+    const replica = open();
+    expect(replica.get('old')).toMatchObject({ version: 3, value: { a: 1 } });
+    expect(replica.offsets()).toEqual(new Map([[0, '12']]));
+    expect(replica.syncedAt()).toBeNull();
   });
 });

@@ -239,4 +239,31 @@ describe('TaskStore', () => {
     expect(() => TaskStore.open({ dir: tmp.path, task: -1 })).toThrow(StoreInvalidArgumentError);
     expect(() => TaskStore.open({ dir: tmp.path, task: 1.5 })).toThrow(StoreInvalidArgumentError);
   });
+
+  it('records when it last matched the changelog end, with a commit or on its own; wipe forgets it', () => {
+    const store = open(2);
+    expect(store.syncedAt()).toBeNull();
+    store.commit([['a', entity(1)]], '4'); // a restore chunk: not yet at the end
+    expect(store.syncedAt()).toBeNull();
+    store.commit([['b', entity(1)]], '6', 1_700_000_000_000);
+    expect(store.syncedAt()).toBe(1_700_000_000_000);
+    store.markSynced(1_700_000_000_500);
+    expect(store.syncedAt()).toBe(1_700_000_000_500);
+    expect(() => store.commit([], '7', 1.5)).toThrow(StoreInvalidArgumentError);
+    store.wipe();
+    expect(store.syncedAt()).toBeNull();
+  });
+
+  it('remove deletes a closed task store with its WAL, so a later open starts empty', () => {
+    const store = open(3);
+    store.commit([['a', entity(1)]], '1', Date.now());
+    const path = store.path;
+    store.close();
+    TaskStore.remove({ dir: tmp.path, task: 3 });
+    expect(existsSync(path)).toBe(false);
+    expect(existsSync(`${path}-wal`)).toBe(false);
+    const again = open(3);
+    expect(again.checkpoint()).toBeNull();
+    expect(again.get('a')).toBeUndefined();
+  });
 });

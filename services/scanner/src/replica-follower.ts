@@ -1,5 +1,5 @@
 import { decodeKey, decodeStoredEntity, isDecodeError } from '@state-relay/contracts';
-import { endOffsets } from '@state-relay/kafka-runtime';
+import { DEFAULT_DELETE_RETENTION_MS, deleteRetentionMs, endOffsets } from '@state-relay/kafka-runtime';
 import type { ChangelogRecord, ReplicaStore } from '@state-relay/store';
 import type { Admin, Consumer, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
@@ -47,7 +47,12 @@ export class ReplicaFollower {
   async start(): Promise<void> {
     const { kafka, topic, groupId, replica, logger, metrics } = this.deps;
     await this.refreshEnds().catch((err: unknown) => logger.warn({ err }, 'reading the changelog end offsets failed'));
+    const retention = await deleteRetentionMs(this.deps.admin, topic).catch((err: unknown) => {
+      logger.warn({ err }, 'reading delete.retention.ms of the changelog failed; assuming the broker default');
+      return DEFAULT_DELETE_RETENTION_MS;
+    });
     this.wipeIfAhead();
+    this.wipeIfStale(retention);
     const consumer = kafka.consumer({
       groupId,
       readUncommitted: false,
@@ -166,6 +171,28 @@ export class ReplicaFollower {
     this.positions.clear();
   }
 
+  /**
+   * Catching up from stored offsets is only sound while every tombstone written since is still
+   * in the changelog: compaction removes them delete.retention.ms after it reaches them. A
+   * replica that last matched the end longer ago than that, while records were added since,
+   * is rebuilt from the start; otherwise a key deleted meanwhile would stay in it for good.
+   */
+  private wipeIfStale(deleteRetentionMs: number): void {
+    if (this.ends === undefined || this.positions.size === 0) return;
+    // Only a commit marker can follow a stored offset without a record in between.
+    const moved = [...this.ends].filter(([p, end]) => end - (this.positions.get(p) ?? 0n) > 1n).map(([p]) => p);
+    if (moved.length === 0) return;
+    const synced = this.deps.replica.syncedAt();
+    const age = synced === null ? null : Date.now() - synced;
+    if (age !== null && age <= deleteRetentionMs) return;
+    this.deps.logger.warn(
+      { partitions: moved, syncedAgoMs: age, deleteRetentionMs },
+      'replica last matched the changelog longer ago than delete.retention.ms; rebuilding it so no compacted tombstone is missed',
+    );
+    this.deps.replica.wipe();
+    this.positions.clear();
+  }
+
   private lagOf(partition: number, end: bigint): number {
     const position = this.positions.get(partition) ?? 0n;
     return end > position ? Number(end - position) : 0;
@@ -180,6 +207,14 @@ export class ReplicaFollower {
   private async refreshEnds(): Promise<void> {
     this.ends = await endOffsets(this.deps.admin, this.deps.topic);
     this.noteCaughtUp();
+    // In step with the end on every partition: remember when (see wipeIfStale).
+    if (this.consumer !== undefined && [...this.ends].every(([p, end]) => this.lagOf(p, end) === 0)) {
+      try {
+        this.deps.replica.markSynced(Date.now());
+      } catch (err) {
+        this.deps.logger.warn({ err }, 'recording the replica sync time failed');
+      }
+    }
   }
 
   private noteCaughtUp(): void {
