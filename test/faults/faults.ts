@@ -1,5 +1,6 @@
 import { waitUntil } from '@state-relay/testkit';
 import type { ScenarioContext } from './scenario';
+import type { ServiceNode } from './stack';
 
 // The faults a scenario can inject, each ending when the system is whole again (every task
 // owned by a ready processor, the scanner answering). None waits for the scan to finish.
@@ -7,7 +8,14 @@ import type { ScenarioContext } from './scenario';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export type FaultName =
-  'kill-processor' | 'kill-processor-empty-state' | 'kill-scanner' | 'restart-broker' | 'kill-broker' | 'rebalance';
+  | 'kill-processor'
+  | 'kill-processor-empty-state'
+  | 'kill-scanner'
+  | 'restart-broker'
+  | 'kill-broker'
+  | 'rebalance'
+  | 'freeze-processor'
+  | 'expire-transaction';
 /** One scenario each. */
 export const FAULTS: readonly FaultName[] = [
   'kill-processor',
@@ -15,6 +23,8 @@ export const FAULTS: readonly FaultName[] = [
   'kill-scanner',
   'restart-broker',
   'rebalance',
+  'freeze-processor',
+  'expire-transaction',
 ];
 /** What the random schedule draws from: the above, and an unclean broker death. */
 export const SCHEDULE_POOL: readonly FaultName[] = [...FAULTS, 'kill-broker'];
@@ -105,6 +115,118 @@ export async function rebalance(ctx: ScenarioContext): Promise<void> {
   await waitAllTasksOwned(ctx);
 }
 
+/** Another instance joins and the tasks are shared; returns it. */
+async function addProcessor(ctx: ScenarioContext, env?: Record<string, string>): Promise<ServiceNode> {
+  const joiner = await ctx.stack.startProcessor(ctx.d, {
+    name: `processor-${ctx.processors.length + 1}`,
+    ...(env ? { env } : {}),
+  });
+  ctx.processors.push(joiner);
+  await waitUntil(async () => (await joiner.tasks()).length > 0, {
+    timeoutMs: 120_000,
+    message: `${joiner.name} to own a task`,
+  });
+  await waitAllTasksOwned(ctx);
+  return joiner;
+}
+
+/**
+ * Freezes `node` (SIGSTOP) at a moment when one of its transactions is open on the broker
+ * (records sent, no EndTxn), as the broker itself reports it; tries again at another moment
+ * until it lands. Returns the open transactional ids and when the freeze began.
+ */
+async function freezeMidTransaction(ctx: ScenarioContext, node: ServiceNode): Promise<{ open: string[]; at: number }> {
+  for (let attempt = 1; attempt <= 25; attempt++) {
+    const at = Date.now();
+    await node.freeze();
+    const open = await ctx.stack.ongoingTransactions(`${ctx.d.appId}-`);
+    if (open.length > 0) {
+      ctx.note(`froze ${node.name} with transaction(s) ${open.join(', ')} open (attempt ${attempt})`);
+      return { open, at };
+    }
+    await node.thaw();
+    await sleep(20 + Math.floor(ctx.random() * 200));
+  }
+  throw new Error(`never caught ${node.name} with a transaction open in 25 freezes`);
+}
+
+/**
+ * The zombie: an owner frozen between a transaction's sends and its commit, past the session
+ * timeout. The group gives its tasks to the other instance, which fences it (aborting the
+ * open transaction) and carries on; then the zombie thaws with its old transaction and its
+ * old assignment in memory. Nothing it held may commit; it must notice and rejoin.
+ */
+export async function freezeProcessor(ctx: ScenarioContext): Promise<void> {
+  const joiner = await addProcessor(ctx);
+  const victim = ctx.random() < 0.5 ? joiner : ctx.processors[0]!;
+  const others = ctx.processors.filter((p) => p !== victim);
+  const all = Array.from({ length: ctx.d.partitions }, (_, i) => i);
+  await freezeMidTransaction(ctx, victim);
+  await waitUntil(
+    async () => {
+      const owned = (await Promise.all(others.map((p) => p.tasks()))).flat().sort((a, b) => a - b);
+      return JSON.stringify(owned) === JSON.stringify(all);
+    },
+    { timeoutMs: 90_000, intervalMs: 500, message: `the frozen ${victim.name}'s tasks to move` },
+  );
+  ctx.note(`${others.map((o) => o.name).join(', ')} took every task`);
+  await sleep(2_000 + Math.floor(ctx.random() * 2_000)); // the new owner works the moved tasks
+  await victim.thaw();
+  ctx.note(`thawed ${victim.name}`);
+  // It finds itself fenced (its commit) or revoked (its rejoin) and drops what it held.
+  await waitUntil(async () => /task failed \(|task revoked/.test(await victim.logs()), {
+    timeoutMs: 60_000,
+    message: `${victim.name} to notice it was fenced`,
+  });
+  await waitAllTasksOwned(ctx);
+  ctx.note(`tasks shared again after the thaw`);
+  await leave(ctx, joiner);
+}
+
+/** `node` leaves gracefully (SIGTERM, then removal) and the others take its tasks. */
+async function leave(ctx: ScenarioContext, node: ServiceNode): Promise<void> {
+  ctx.processors.splice(ctx.processors.indexOf(node), 1);
+  await ctx.stack.removeNode(node);
+  ctx.note(`${node.name} left`);
+  await waitAllTasksOwned(ctx);
+}
+
+/**
+ * A transaction held open past TRANSACTION_TIMEOUT_MS (a freeze shorter than the session): the
+ * broker aborts it and bumps the producer epoch. The instance still owns its tasks, finds its
+ * producer fenced, and must re-enter them by itself — no restart, nothing paused forever.
+ */
+export async function expireTransaction(ctx: ScenarioContext): Promise<void> {
+  const timeoutMs = 3_000;
+  const node = await addProcessor(ctx, {
+    TRANSACTION_TIMEOUT_MS: String(timeoutMs),
+    SESSION_TIMEOUT_MS: '45000',
+  });
+  const before = await node.counter('processor_task_failures_total');
+  const { at } = await freezeMidTransaction(ctx, node);
+  // The timeout, the broker's 1 s abort sweep, and a margin.
+  await sleep(Math.max(0, at + timeoutMs + 3_500 - Date.now()));
+  await node.thaw();
+  ctx.note(`thawed ${node.name} after ${Date.now() - at} ms`);
+  await waitUntil(async () => (await node.counter('processor_task_failures_total')) > before, {
+    timeoutMs: 60_000,
+    message: `${node.name} to find its expired transaction fenced`,
+  });
+  ctx.note(
+    `${node.name} saw the expiry: ${await node.counter('processor_task_failures_total', 'kind="fenced"')} fenced`,
+  );
+  await waitUntil(async () => (await fetch(`${node.url}/readyz`).catch(() => undefined))?.status === 200, {
+    timeoutMs: 60_000,
+    message: `${node.name} to re-enter its tasks by itself`,
+  });
+  expect({ stillRunning: await node.isRunning(), owns: (await node.tasks()).length > 0 }).toEqual({
+    stillRunning: true,
+    owns: true,
+  });
+  await waitAllTasksOwned(ctx);
+  await leave(ctx, node);
+}
+
 export async function inject(ctx: ScenarioContext, fault: FaultName): Promise<void> {
   switch (fault) {
     case 'kill-processor':
@@ -119,5 +241,9 @@ export async function inject(ctx: ScenarioContext, fault: FaultName): Promise<vo
       return killBroker(ctx);
     case 'rebalance':
       return rebalance(ctx);
+    case 'freeze-processor':
+      return freezeProcessor(ctx);
+    case 'expire-transaction':
+      return expireTransaction(ctx);
   }
 }

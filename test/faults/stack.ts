@@ -98,6 +98,32 @@ export class ServiceNode {
     });
   }
 
+  /** SIGSTOP: the process keeps its sockets and open transaction but runs nothing (a GC pause, a frozen VM). */
+  async freeze(): Promise<void> {
+    await (await this.handle()).kill({ signal: 'SIGSTOP' });
+  }
+
+  /** SIGCONT after freeze(): the process carries on as if no time had passed. */
+  async thaw(): Promise<void> {
+    await (await this.handle()).kill({ signal: 'SIGCONT' });
+  }
+
+  /** The sum of a Prometheus counter's samples whose labels contain `labels` (e.g. `kind="fenced"`). */
+  async counter(name: string, labels = ''): Promise<number> {
+    const text = await (await fetch(`${this.url}/metrics`)).text();
+    let sum = 0;
+    for (const line of text.split('\n')) {
+      if (!line.startsWith(name) || (labels && !line.includes(labels))) continue;
+      const value = Number(line.slice(line.lastIndexOf(' ') + 1));
+      if (Number.isFinite(value)) sum += value;
+    }
+    return sum;
+  }
+
+  async isRunning(): Promise<boolean> {
+    return (await (await this.handle()).inspect()).State.Running;
+  }
+
   /** Starts the same container again: its writable layer and state volume are as the kill left them. */
   async startAgain(): Promise<void> {
     const c = await this.handle();
@@ -115,7 +141,8 @@ export class ServiceNode {
 
   /** GET /readyz's task list (processor). */
   async tasks(): Promise<number[]> {
-    const res = await fetch(`${this.url}/readyz`).catch(() => undefined);
+    // Bounded: a frozen process accepts the connection and never answers.
+    const res = await fetch(`${this.url}/readyz`, { signal: AbortSignal.timeout(3_000) }).catch(() => undefined);
     if (!res) return [];
     return ((await res.json()) as { tasks?: number[] }).tasks ?? [];
   }
@@ -156,6 +183,8 @@ function demux(buf: Buffer): string {
 export interface ProcessorOptions {
   name?: string;
   logLevel?: string;
+  /** Extra environment, e.g. a short TRANSACTION_TIMEOUT_MS. */
+  env?: Record<string, string>;
 }
 
 export interface ScannerOptions {
@@ -228,6 +257,28 @@ export class FaultStack {
     const node = new ServiceNode('scanner', 'scanner', container, hostPort);
     this.nodes.push(node);
     return node;
+  }
+
+  /**
+   * The transactional ids starting with `prefix` whose transaction is open on the broker right
+   * now (state Ongoing: records sent, no EndTxn yet), from Kafka's own TransactionsCommand.
+   */
+  async ongoingTransactions(prefix: string): Promise<string[]> {
+    const { output, exitCode } = await this.kafka.container.exec([
+      'java',
+      '-cp',
+      '/opt/kafka/libs/*',
+      'org.apache.kafka.tools.TransactionsCommand',
+      '--bootstrap-server',
+      'localhost:29092',
+      'list',
+    ]);
+    if (exitCode !== 0) throw new Error(`TransactionsCommand list failed (${exitCode}): ${output.slice(0, 500)}`);
+    return output
+      .split('\n')
+      .map((line) => line.trim().split(/\s+/))
+      .filter((cols) => cols[0]?.startsWith(prefix) && cols.includes('Ongoing'))
+      .map((cols) => cols[0]!);
   }
 
   /** Restarts the broker container (graceful stop, start); clients reconnect to the same address. */

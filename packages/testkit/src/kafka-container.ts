@@ -52,6 +52,8 @@ export async function startKafka(options: KafkaContainerOptions = {}): Promise<S
       // unless a restarted one with the same id fences it first.
       KAFKA_TRANSACTION_MAX_TIMEOUT_MS: '900000',
       KAFKA_LOG_CLEANER_BACKOFF_MS: '2000',
+      // Expired transactions (a frozen owner) are aborted within a second, not the default 10 s.
+      KAFKA_TRANSACTION_ABORT_TIMED_OUT_TRANSACTION_CLEANUP_INTERVAL_MS: '1000',
       KAFKA_HEAP_OPTS: '-Xms256m -Xmx768m',
     })
     .withLabels({ 'dev.state-relay.role': 'kafka' })
