@@ -8,6 +8,7 @@ import { healthRoutes } from './routes/health';
 import { scanRoutes } from './routes/scans';
 import { scheduleRoutes } from './routes/schedules';
 import { statusPageRoutes } from './routes/status-page';
+import { statusRoutes, type CommandLagSource } from './routes/status';
 import type { ReplicaHealth, ScanService } from './scan-service';
 import type { ScheduleService } from './schedule-service';
 
@@ -20,6 +21,8 @@ export interface AppDeps {
   maxBodyBytes: number;
   /** The /schedules API; without it (tests and benchmarks of scans alone) the routes are absent. */
   schedules?: ScheduleService;
+  /** The processor's lag on the commands topic, for GET /status; without it the lag is null. */
+  commandLag?: CommandLagSource;
 }
 
 declare module 'fastify' {
@@ -102,5 +105,6 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.register(scanRoutes, { apiToken: deps.apiToken });
   if (deps.schedules) app.register(scheduleRoutes, { apiToken: deps.apiToken, schedules: deps.schedules });
   app.register(statusPageRoutes);
+  app.register(statusRoutes, { apiToken: deps.apiToken, commandLag: deps.commandLag });
   return app;
 }

@@ -38,6 +38,8 @@ export class Scanner {
   readonly engine: ScanEngine;
   readonly service: EngineScanService;
   readonly replicaHealth: ReplicaHealth;
+  /** The processor's lag on the commands topic: the walk backs off on it, GET /status shows it. */
+  readonly commandLag: CommandLagProbe;
   readonly schedules: StoreScheduleService;
   /** Started by the process once the engine runs (server.ts), stopped first on stop(). */
   readonly scheduler: Scheduler;
@@ -73,12 +75,13 @@ export class Scanner {
       metrics,
     });
     this.sender = new CommandSender(this.kafka, config.commandsTopic, logger);
+    this.commandLag = new CommandLagProbe({ admin: this.admin, groupId: config.appId, topic: config.commandsTopic });
     this.engine = new ScanEngine({
       store: this.store,
       replica: this.replica,
       replicaProgress: this.follower,
       sink: this.sender,
-      commandLag: new CommandLagProbe({ admin: this.admin, groupId: config.appId, topic: config.commandsTopic }),
+      commandLag: this.commandLag,
       metrics,
       logger,
       chunkSize: config.chunkSize,

@@ -34,6 +34,7 @@ async function main(): Promise<void> {
     apiToken: config.apiToken,
     maxBodyBytes: config.maxBodyBytes,
     schedules: scanner.schedules,
+    commandLag: scanner.commandLag,
   });
   await app.listen({ host: config.httpHost, port: config.httpPort });
 

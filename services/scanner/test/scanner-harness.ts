@@ -121,6 +121,7 @@ export class InProcessScanner {
       apiToken: this.config.apiToken,
       maxBodyBytes: this.config.maxBodyBytes,
       schedules: this.scanner.schedules,
+      commandLag: this.scanner.commandLag,
     });
     this.api = new ScannerApi(await this.app.listen({ host: '127.0.0.1', port: 0 }));
     await this.scanner.start();
