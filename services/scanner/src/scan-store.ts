@@ -70,9 +70,11 @@ export interface ChunkProgress {
   cursor: string;
   walked: number;
   matched: number;
-  emitted: number;
   walkMs: number;
 }
+
+/** A batch as recorded by beginChunk: its extent and the commands new to the scan, in key order. */
+export type ChunkExtent = Pick<InflightChunk, 'toKey' | 'walked' | 'matched'>;
 
 interface ScanRow {
   id: string;
@@ -106,11 +108,7 @@ export class ScanStore {
   private closed = false;
   private readonly stmt;
   private readonly recordTx: (results: readonly CommandResult[]) => CommandResult[];
-  private readonly beginChunkTx: (
-    id: string,
-    inflight: Omit<InflightChunk, 'emitted'>,
-    commands: readonly PlannedCommand[],
-  ) => number;
+  private readonly beginChunkTx: (id: string, extent: ChunkExtent, commands: readonly PlannedCommand[]) => string[];
   private readonly commitChunkTx: (id: string, progress: ChunkProgress, unsent: readonly string[]) => void;
 
   private constructor(db: Database.Database) {
@@ -139,9 +137,11 @@ export class ScanStore {
       planCommand: db.prepare('INSERT OR IGNORE INTO scan_commands (scan_id, key, expected_version) VALUES (?, ?, ?)'),
       dropCommand: db.prepare('DELETE FROM scan_commands WHERE scan_id = ? AND key = ?'),
       commit: db.prepare(
-        `UPDATE scans SET cursor = ?, scanned = scanned + ?, matched = matched + ?, emitted = emitted + ?,
+        `UPDATE scans SET cursor = ?, scanned = scanned + ?, matched = matched + ?,
            walk_ms = walk_ms + ?, inflight = NULL WHERE id = ?`,
       ),
+      // One statement: the count and the batch's `sent` mark move together.
+      markSent: db.prepare('UPDATE scans SET emitted = emitted + ?, inflight = ? WHERE id = ?'),
       chunkCommands: db.prepare<[string, string, string], { key: string; expected_version: number | null }>(
         'SELECT key, expected_version FROM scan_commands WHERE scan_id = ? AND key > ? AND key <= ? ORDER BY key',
       ),
@@ -162,15 +162,18 @@ export class ScanStore {
       ),
     };
 
-    this.beginChunkTx = db.transaction((id, inflight, commands) => {
-      let fresh = 0;
-      for (const c of commands) fresh += this.stmt.planCommand.run(id, c.key, c.expectedVersion ?? null).changes;
-      this.stmt.setInflight.run(JSON.stringify({ ...inflight, emitted: fresh } satisfies InflightChunk), id);
+    this.beginChunkTx = db.transaction((id, extent, commands) => {
+      const fresh: string[] = [];
+      for (const c of commands) {
+        if (this.stmt.planCommand.run(id, c.key, c.expectedVersion ?? null).changes > 0) fresh.push(c.key);
+      }
+      const inflight: InflightChunk = { ...extent, commands: fresh.length, sent: 0 };
+      this.stmt.setInflight.run(JSON.stringify(inflight), id);
       return fresh;
     });
     this.commitChunkTx = db.transaction((id, p, unsent) => {
       for (const key of unsent) this.stmt.dropCommand.run(id, key);
-      this.stmt.commit.run(p.cursor, p.walked, p.matched, p.emitted, Math.round(p.walkMs), id);
+      this.stmt.commit.run(p.cursor, p.walked, p.matched, Math.round(p.walkMs), id);
     });
     this.recordTx = db.transaction((results) => {
       const perScan = new Map<string, Map<string, number>>();
@@ -292,16 +295,27 @@ export class ScanStore {
   }
 
   /**
-   * Records a chunk's commands before they are sent, with the chunk's extent. Returns how many
-   * were new. If the scanner dies before commitChunk, resuming re-sends exactly these.
+   * Records a batch's commands before any is sent, with the batch's extent (inflight, `sent` 0).
+   * Returns the keys that were new to the scan, in order; only those are sent and counted. If the
+   * scanner dies before commitChunk, resuming re-sends exactly these.
    */
-  beginChunk(id: string, inflight: Omit<InflightChunk, 'emitted'>, commands: readonly PlannedCommand[]): number {
-    return this.beginChunkTx(id, inflight, commands);
+  beginChunk(id: string, extent: ChunkExtent, commands: readonly PlannedCommand[]): string[] {
+    return this.beginChunkTx(id, extent, commands);
   }
 
   /**
-   * The chunk was sent: move the cursor and add its counts, in one transaction. `unsent` are the
-   * keys whose commands a cancel kept from being sent: they are forgotten, so not waited for.
+   * Counts `n` more of the inflight batch's commands as emitted, just before they are first handed
+   * to the producer; `inflight` is the batch with its `sent` already moved on by `n`. Counting
+   * before the send means a result can never arrive for a command `emitted` does not count yet.
+   */
+  markSent(id: string, inflight: InflightChunk, n: number): void {
+    this.stmt.markSent.run(n, JSON.stringify(inflight), id);
+  }
+
+  /**
+   * The batch was sent: move the cursor and add its walk counts, in one transaction. `unsent` are
+   * the keys whose commands a cancel kept from ever being handed to the producer: they are
+   * forgotten, so not waited for. (Commands counted by markSent are kept: they may have arrived.)
    */
   commitChunk(id: string, progress: ChunkProgress, unsent: readonly string[] = []): void {
     this.commitChunkTx(id, progress, unsent);
@@ -359,6 +373,21 @@ function toCounts(rows: Array<{ outcome: string; n: number }>): OutcomeCounts {
   return counts;
 }
 
+/**
+ * A persisted inflight batch. One written before `sent` existed counted its commands as `emitted`
+ * and none of them in the scan's emitted yet: read as `commands` with nothing sent.
+ */
+function toInflight(json: string): InflightChunk {
+  const raw = JSON.parse(json) as Partial<InflightChunk> & { emitted?: number };
+  return {
+    toKey: raw.toKey!,
+    walked: raw.walked ?? 0,
+    matched: raw.matched ?? 0,
+    commands: raw.commands ?? raw.emitted ?? 0,
+    sent: raw.sent ?? 0,
+  };
+}
+
 function toScan(r: ScanRow): ScanRecord {
   return {
     id: r.id,
@@ -368,7 +397,7 @@ function toScan(r: ScanRow): ScanRecord {
     asOf: r.as_of,
     cursor: r.cursor,
     walkDone: r.walk_done === 1,
-    inflight: r.inflight === null ? null : (JSON.parse(r.inflight) as InflightChunk),
+    inflight: r.inflight === null ? null : toInflight(r.inflight),
     scanned: r.scanned,
     matched: r.matched,
     emitted: r.emitted,

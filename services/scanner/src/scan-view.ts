@@ -12,10 +12,12 @@ export interface ScanView {
   options: ScanOptions;
   asOf: string;
   counts: {
+    /** Replica keys walked, the batch being sent included (so scanned ≥ matched ≥ emitted). */
     scanned: number;
     matched: number;
+    /** Commands handed to the producer, counted just before their first send. */
     emitted: number;
-    /** Emitted (or being emitted) commands without a result yet. */
+    /** Emitted commands without a result yet: always emitted − the sum of `results`. */
     pending: number;
     results: OutcomeCounts;
   };
@@ -44,7 +46,7 @@ export function scanUrl(id: string): string {
 
 /** Pure: the API view of a scan from its record, its result counts and the replica's lag. */
 export function toScanView(scan: ScanRecord, results: OutcomeCounts, lag: PartitionLag[], now: number): ScanView {
-  const inflight = scan.inflight?.emitted ?? 0;
+  const resolved = Object.values(results).reduce((sum, n) => sum + n, 0);
   const etaSeconds = walkEtaSeconds(scan);
   return {
     id: scan.id,
@@ -56,10 +58,14 @@ export function toScanView(scan: ScanRecord, results: OutcomeCounts, lag: Partit
     options: scan.spec.options,
     asOf: new Date(scan.asOf).toISOString(),
     counts: {
-      scanned: scan.scanned,
-      matched: scan.matched,
+      // The batch being sent is part of the walk: its commands count as emitted as they go out,
+      // so its keys and matches count too (they are added to the scan itself when it is committed).
+      scanned: scan.scanned + (scan.inflight?.walked ?? 0),
+      matched: scan.matched + (scan.inflight?.matched ?? 0),
       emitted: scan.emitted,
-      pending: Math.max(0, scan.emitted + inflight - scan.resolved),
+      // A command is counted as emitted before it is sent, so its result cannot come first:
+      // emitted = pending + results holds at every read (the floor only guards a foreign result).
+      pending: Math.max(0, scan.emitted - resolved),
       results,
     },
     progress: {

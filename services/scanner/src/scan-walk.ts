@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { CommandSink } from './command-sender';
 import { AbortedError, isRetriable } from './errors';
 import type { ScannerMetrics } from './metrics';
-import type { ScanRecord } from './scan';
+import type { InflightChunk, ScanRecord } from './scan';
 import {
   buildCommand,
   chunkLimit,
@@ -14,7 +14,7 @@ import {
   prefilterFor,
   selectMatches,
 } from './scan-plan';
-import type { ScanStore } from './scan-store';
+import type { ChunkProgress, ScanStore } from './scan-store';
 import { TokenBucket } from './token-bucket';
 import { sleep, yieldToEventLoop } from './wait';
 
@@ -85,7 +85,7 @@ export class ScanWalk {
   /** Walks to the end of the replica (or to maxCommands); throws AbortedError on cancel or stop. */
   async run(): Promise<void> {
     const { scan } = this;
-    if (scan.inflight !== null) await this.resendInflight();
+    if (scan.inflight !== null) await this.resendInflight(scan.inflight);
     const filter = prefilterFor(scan.spec.condition, scan.asOf);
     for (;;) {
       this.throwIfAborted();
@@ -96,17 +96,19 @@ export class ScanWalk {
       // Cancelled or stopping while walking: drop what was gathered; the cursor has not moved.
       this.throwIfAborted();
       if (batch.toKey === null) return;
-      await this.emitChunk(batch.toKey, batch.walked, batch.matched, batch.commands, started);
+      await this.emitBatch(batch.toKey, batch.walked, batch.matched, batch.commands, started);
       if (batch.exhausted) return;
       await yieldToEventLoop();
     }
   }
 
   /**
-   * Walks chunks after the cursor until they hold a send's worth of commands (or about a second's
+   * Walks chunks after the cursor until they hold a send's worth of commands (about a second's
    * worth under a rate), the budget is spent, or the replica ends; yields between chunks. One send
    * per chunk would pay a broker round trip per ~200 commands; batching them is what makes a
-   * million-row walk fast.
+   * million-row walk fast. A batch never holds more than that target: a chunk that would bring
+   * more is walked again over fewer keys, so matches bunched in one key range (300 keys matching
+   * side by side) still leave in second-sized batches, and a restart re-sends little.
    */
   private async collect(filter: ReturnType<typeof prefilterFor>): Promise<CollectedBatch> {
     const { scan, deps } = this;
@@ -115,22 +117,27 @@ export class ScanWalk {
     const batch: CollectedBatch = { toKey: null, walked: 0, matched: 0, commands: [], exhausted: false };
     for (;;) {
       const seen = { scanned: this.seen.scanned + batch.walked, matched: this.seen.matched + batch.matched };
-      const chunk = deps.replica.chunk({
-        afterKey: batch.toKey ?? this.cursor,
-        limit: chunkLimit(options, deps.chunkSize, seen),
-        ...filter,
-      });
-      if (chunk.lastKey === null) return { ...batch, exhausted: true };
-      const matches = selectMatches(chunk.rows, condition, scan.asOf);
-      const budget = emissionBudget(options, this.emitted + batch.commands.length, matches.length);
+      const room = target - batch.commands.length;
+      let limit = chunkLimit(options, deps.chunkSize, seen);
+      let chunk: ReturnType<WalkDeps['replica']['chunk']>;
+      let matches: ReturnType<typeof selectMatches>;
+      let take: number;
+      for (;;) {
+        chunk = deps.replica.chunk({ afterKey: batch.toKey ?? this.cursor, limit, ...filter });
+        if (chunk.lastKey === null) return { ...batch, exhausted: true };
+        matches = selectMatches(chunk.rows, condition, scan.asOf);
+        take = emissionBudget(options, this.emitted + batch.commands.length, matches.length);
+        if (take <= room || limit === 1) break;
+        // More commands than the batch has room for: about the share of the keys that fits.
+        limit = Math.max(1, Math.min(limit - 1, Math.floor((limit * room) / take)));
+      }
       const issuedAt = deps.now();
-      for (const row of matches.slice(0, budget))
-        batch.commands.push(buildCommand(scan, row.key, row.version, issuedAt));
+      for (const row of matches.slice(0, take)) batch.commands.push(buildCommand(scan, row.key, row.version, issuedAt));
       batch.toKey = chunk.lastKey;
       batch.walked += chunk.walked;
       batch.matched += matches.length;
       const full = batch.commands.length >= target || batch.walked >= MAX_KEYS_PER_BATCH;
-      const spent = budget < matches.length || this.budgetSpent(batch.commands.length);
+      const spent = take < matches.length || this.budgetSpent(batch.commands.length);
       if (full || spent || this.signals.any.aborted) return batch;
       await yieldToEventLoop();
     }
@@ -141,84 +148,81 @@ export class ScanWalk {
     return dryRun !== true && maxCommands !== undefined && this.emitted + collected >= maxCommands;
   }
 
-  private async emitChunk(
+  /** Records a batch (commands and extent), sends it, then moves the cursor past it. */
+  private async emitBatch(
     toKey: string,
     walked: number,
     matched: number,
     commands: UpdateCommand[],
     started: number,
   ): Promise<void> {
-    const { store } = this.deps;
-    const id = this.scan.id;
-    let emitted = 0;
+    const extent = { toKey, walked, matched };
+    let batch = commands;
+    let inflight: InflightChunk = { ...extent, commands: 0, sent: 0 };
     if (commands.length > 0) {
       const planned = commands.map((c) => ({ key: c.key, expectedVersion: c.expectedVersion }));
-      emitted = store.beginChunk(id, { toKey, walked, matched }, planned);
+      const fresh = this.deps.store.beginChunk(this.scan.id, extent, planned);
+      // A key recorded before belongs to an earlier batch: it is neither sent nor counted again.
+      if (fresh.length < commands.length) {
+        const isFresh = new Set(fresh);
+        batch = commands.filter((c) => isFresh.has(c.key));
+      }
+      inflight = { ...extent, commands: batch.length, sent: 0 };
     }
-    const sent = await this.sendAll(commands, (sentSoFar) => {
-      // Cancelled mid-chunk: keep what went out, forget the rest.
-      const unsent = commands.slice(sentSoFar).map((c) => c.key);
-      this.commit({ cursor: toKey, walked, matched, emitted: sentSoFar, walkMs: performance.now() - started }, unsent);
+    await this.sendAll(batch, inflight, (counted) => {
+      // Cancelled mid-batch: keep every command already handed to the producer, forget the rest.
+      this.commit({ cursor: toKey, walked, matched, walkMs: performance.now() - started }, keysFrom(batch, counted));
     });
-    this.commit({
-      cursor: toKey,
-      walked,
-      matched,
-      emitted: Math.min(emitted, sent),
-      walkMs: performance.now() - started,
-    });
+    this.commit({ cursor: toKey, walked, matched, walkMs: performance.now() - started });
   }
 
-  private commit(
-    progress: { cursor: string; walked: number; matched: number; emitted: number; walkMs: number },
-    unsent: string[] = [],
-  ): void {
+  private commit(progress: ChunkProgress, unsent: string[] = []): void {
     this.deps.store.commitChunk(this.scan.id, progress, unsent);
     this.cursor = progress.cursor;
     this.seen.scanned += progress.walked;
     this.seen.matched += progress.matched;
-    this.emitted += progress.emitted;
     this.deps.metrics.rowsScanned.inc(progress.walked);
     this.deps.metrics.rowsMatched.inc(progress.matched);
   }
 
-  /** After a crash or stop mid-chunk: send the recorded commands of that chunk again, then commit it. */
-  private async resendInflight(): Promise<void> {
+  /**
+   * After a crash or stop mid-batch: send the recorded commands of that batch again (all of them:
+   * those already counted may not have arrived), then commit it. Those counted before are not
+   * counted again.
+   */
+  private async resendInflight(inflight: InflightChunk): Promise<void> {
     const { scan, deps } = this;
-    const inflight = scan.inflight!;
     const planned = deps.store.chunkCommands(scan.id, scan.cursor, inflight.toKey);
     const issuedAt = deps.now();
     // expectedVersion was recorded whenever options.expectVersion asked for it.
     const commands = planned.map((p) => buildCommand(scan, p.key, p.expectedVersion ?? 0, issuedAt));
     this.log.info(
-      { commands: commands.length, toKey: inflight.toKey },
-      'resending the chunk that was in flight when the scanner stopped',
+      { commands: commands.length, alreadyCounted: inflight.sent, toKey: inflight.toKey },
+      'resending the batch that was in flight when the scanner stopped',
     );
     const started = performance.now();
-    await this.sendAll(commands, (sentSoFar) => {
-      const unsent = commands.slice(sentSoFar).map((c) => c.key);
-      const emitted = Math.min(inflight.emitted, sentSoFar);
-      this.commit(
-        { cursor: inflight.toKey, walked: inflight.walked, matched: inflight.matched, emitted, walkMs: 0 },
-        unsent,
-      );
+    const progress = { cursor: inflight.toKey, walked: inflight.walked, matched: inflight.matched };
+    const batch = { ...inflight, commands: commands.length, sent: Math.min(inflight.sent, commands.length) };
+    await this.sendAll(commands, batch, (counted) => {
+      this.commit({ ...progress, walkMs: performance.now() - started }, keysFrom(commands, counted));
     });
-    const walkMs = performance.now() - started;
-    this.commit({
-      cursor: inflight.toKey,
-      walked: inflight.walked,
-      matched: inflight.matched,
-      emitted: inflight.emitted,
-      walkMs,
-    });
+    this.commit({ ...progress, walkMs: performance.now() - started });
   }
 
   /**
    * Sends a batch in producer requests of up to COMMANDS_PER_REQUEST, and under a rate in slices
-   * of about a tenth of a second. On cancel, `onCancel` gets how many were sent and the
-   * AbortedError goes on up; on stop the batch stays in flight, to be re-sent on restart.
+   * of about a tenth of a second. Each command is counted as emitted (with the batch's `sent`
+   * mark, one statement) just before it is first handed to the producer, so `emitted` grows as
+   * commands go out and no result can arrive for a command not yet counted. On cancel,
+   * `onCancel` gets how many were counted (a request being retried is counted: it may have been
+   * delivered) and the AbortedError goes on up; on stop the batch stays in flight, to be re-sent
+   * on restart.
    */
-  private async sendAll(commands: UpdateCommand[], onCancel: (sent: number) => void): Promise<number> {
+  private async sendAll(
+    commands: UpdateCommand[],
+    inflight: InflightChunk,
+    onCancel: (counted: number) => void,
+  ): Promise<void> {
     const rate = this.scan.spec.options.rate ?? 0;
     const perRequest = Math.min(COMMANDS_PER_REQUEST, this.bucket ? Math.max(1, Math.ceil(rate / 10)) : Infinity);
     let sent = 0;
@@ -227,15 +231,21 @@ export class ScanWalk {
         this.throwIfAborted();
         const part = commands.slice(sent, sent + perRequest);
         if (this.bucket) await sleep(this.bucket.take(part.length), this.signals.any);
+        this.throwIfAborted();
+        const uncounted = sent + part.length - inflight.sent;
+        if (uncounted > 0) {
+          inflight.sent += uncounted;
+          this.deps.store.markSent(this.scan.id, inflight, uncounted);
+          this.emitted += uncounted;
+        }
         await this.sendWithRetry(part);
         sent += part.length;
         this.deps.metrics.commandsEmitted.inc(part.length);
       }
     } catch (err) {
-      if (err instanceof AbortedError && this.signals.cancel.aborted) onCancel(sent);
+      if (err instanceof AbortedError && this.signals.cancel.aborted) onCancel(inflight.sent);
       throw err;
     }
-    return sent;
   }
 
   private async sendWithRetry(commands: UpdateCommand[]): Promise<void> {
@@ -282,4 +292,9 @@ export class ScanWalk {
   private throwIfAborted(): void {
     if (this.signals.any.aborted) throw new AbortedError('aborted');
   }
+}
+
+/** The keys of `commands` from index `from` on: a cancelled batch's commands never handed out. */
+function keysFrom(commands: readonly UpdateCommand[], from: number): string[] {
+  return commands.slice(from).map((c) => c.key);
 }

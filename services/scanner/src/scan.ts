@@ -29,13 +29,19 @@ export interface ScanSpec {
   options: ScanOptions;
 }
 
-/** The chunk being emitted: its commands are recorded before they are sent, so a crash re-sends them. */
+/** The batch being emitted: its commands are recorded before they are sent, so a crash re-sends them. */
 export interface InflightChunk {
-  /** Last key walked by the chunk; the cursor becomes this once the chunk is sent. */
+  /** Last key walked by the batch; the cursor becomes this once the batch is sent. */
   toKey: string;
   walked: number;
   matched: number;
-  emitted: number;
+  /** Commands recorded for the batch (its scan_commands rows in (cursor, toKey]), in key order. */
+  commands: number;
+  /**
+   * How many of them, in key order, are already counted in the scan's `emitted`: each command is
+   * counted once, just before it is first handed to the producer, so a result never precedes it.
+   */
+  sent: number;
 }
 
 /** A scan as persisted in the scanner's own SQLite. Times are epoch ms. */
@@ -51,6 +57,7 @@ export interface ScanRecord {
   inflight: InflightChunk | null;
   scanned: number;
   matched: number;
+  /** Commands handed to the producer at least once (counted before the first send, so ≥ resolved). */
   emitted: number;
   /** Emitted commands with a recorded result. */
   resolved: number;

@@ -231,7 +231,8 @@ describe('scan engine (real SQLite, fake Kafka)', () => {
     });
     const before = first.store.get(scan.id)!;
     expect(before.status).toBe('running');
-    const inflight = processor.sent.length - before.emitted;
+    expect(before.emitted).toBe(processor.sent.length); // counted as they were handed out
+    const inflight = before.inflight!.commands;
     expect(inflight).toBeGreaterThan(0);
     engines.splice(engines.indexOf(first.engine), 1); // abandoned, as if SIGKILLed
 

@@ -1,9 +1,10 @@
-import { execFile } from 'node:child_process';
-import { resolve } from 'node:path';
+import { execFile, type ChildProcess } from 'node:child_process';
+import { join, resolve } from 'node:path';
 import { accountsOracle, DORMANCY_SWEEP } from '@state-relay/accounts';
 import { decodeCommand, type StoredEntity } from '@state-relay/contracts';
 import { evaluateCondition, type JsonObject } from '@state-relay/rules';
-import { kafkaClient, readTopic, testBrokers } from '@state-relay/testkit';
+import { kafkaClient, readTopic, testBrokers, waitUntil } from '@state-relay/testkit';
+import Database from 'better-sqlite3';
 import type { Kafka } from 'kafkajs';
 import {
   changelogState,
@@ -14,7 +15,8 @@ import {
   waitCaughtUp,
   type Deployment,
 } from '../../processor/test/harness';
-import { InProcessScanner, ScannerProcess, TOKEN } from './scanner-harness';
+import type { ScanView } from '../src/scan-view';
+import { InProcessScanner, ScannerApi, ScannerProcess, TOKEN } from './scanner-harness';
 
 const AS_OF = Date.UTC(2026, 10, 1); // demoEvents' "now"
 const CLI = resolve(__dirname, '../dist/cli.js');
@@ -45,6 +47,20 @@ interface Seeded {
   /** Keys the canonical sweep must turn dormant, sorted. */
   idle: string[];
   before: Map<string, StoredEntity>;
+}
+
+type Counts = ScanView['counts'];
+
+/** Reads a scan's counts over HTTP, back to back, until it finishes; resolves with every read. */
+async function readCountsUntilFinished(api: ScannerApi, id: string) {
+  const reads: Array<Pick<Counts, 'emitted' | 'pending' | 'matched'> & { answered: number }> = [];
+  for (;;) {
+    const scan = await api.get(id);
+    const { emitted, pending, matched, results } = scan.counts;
+    reads.push({ emitted, pending, matched, answered: Object.values(results).reduce((a, b) => a + b, 0) });
+    if (['completed', 'cancelled', 'failed'].includes(scan.status)) return reads;
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 describe('scanner against a real broker and the real processor', () => {
@@ -149,21 +165,64 @@ describe('scanner against a real broker and the real processor', () => {
     expect(new Set(commands.map((c) => c.asOf))).toEqual(new Set([AS_OF]));
   });
 
-  it('an account reactivated after the replica was read comes back condition_false and stays active', async () => {
+  it('an account reactivated after the walk read it comes back condition_false and stays active', async () => {
     const s = await seeded(22);
-    const { api } = await inProcessScanner(s.d);
-    // One chunk reads the whole replica at once; the rate then spreads its commands over ~7 s in
-    // key order, so the last keys' commands reach the processor well after their events.
-    const created = await api.create({ ...DORMANCY_SWEEP, asOf: AS_OF, options: { rate: 80, batchSize: 10_000 } });
-    await api.waitFor(created.id, (v) => v.counts.results.applied >= 20, 'the first commands to be applied');
-    const reactivated = s.idle.slice(-10);
-    await produceEvents(
-      kafka,
-      s.d.eventsTopic,
-      reactivated.map((key) => ({ key, event: { type: 'activity', at: AS_OF - DAY, data: {} } })),
-    );
+    const scanner = new ScannerProcess(s.d);
+    cleanups.push(async () => {
+      await scanner.kill();
+      scanner.cleanup();
+    });
+    await scanner.start();
+    const pid = (scanner as unknown as { child: ChildProcess }).child.pid!;
+    // About a second of commands per batch, sent over that second: the batch's later commands are
+    // recorded (walked) well before they go out.
+    const created = await scanner.api.create({ ...DORMANCY_SWEEP, asOf: AS_OF, options: { rate: 80 } });
+    const reads = readCountsUntilFinished(scanner.api, created.id);
+    await scanner.api.waitFor(created.id, (v) => v.counts.results.applied >= 20, 'the first commands to be applied');
 
-    const done = await api.finished(created.id);
+    // Freeze the scanner mid-batch and pick commands it has recorded but not yet handed out.
+    const scans = new Database(join(scanner.stateDir, 'scans.sqlite'), { readonly: true });
+    let walkedNotSent: string[] = [];
+    try {
+      walkedNotSent = await waitUntil(
+        async () => {
+          process.kill(pid, 'SIGSTOP');
+          const row = scans.prepare('SELECT cursor, inflight FROM scans WHERE id = ?').get(created.id) as {
+            cursor: string | null;
+            inflight: string | null;
+          };
+          const inflight = row.inflight === null ? null : (JSON.parse(row.inflight) as { toKey: string; sent: number });
+          const keys =
+            inflight === null
+              ? []
+              : (scans
+                  .prepare('SELECT key FROM scan_commands WHERE scan_id = ? AND key > ? AND key <= ? ORDER BY key')
+                  .pluck()
+                  .all(created.id, row.cursor ?? '', inflight.toKey) as string[]);
+          const unsent = inflight === null ? [] : keys.slice(inflight.sent);
+          if (unsent.length >= 3) return unsent.slice(-10);
+          process.kill(pid, 'SIGCONT');
+          await new Promise((r) => setTimeout(r, 50 + Math.random() * 200));
+          return false;
+        },
+        { timeoutMs: 60_000, intervalMs: 10, message: 'a batch with commands not yet sent' },
+      );
+    } finally {
+      scans.close();
+    }
+    try {
+      // While it is frozen, those accounts become active again, and the processor applies that.
+      await produceEvents(
+        kafka,
+        s.d.eventsTopic,
+        walkedNotSent.map((key) => ({ key, event: { type: 'activity', at: AS_OF - DAY, data: {} } })),
+      );
+      await waitCaughtUp(kafka, s.d.appId, s.d.eventsTopic);
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+
+    const done = await scanner.api.finished(created.id);
     expect(done.status).toBe('completed');
     expect(done.counts).toMatchObject({
       scanned: ACCOUNTS,
@@ -171,9 +230,18 @@ describe('scanner against a real broker and the real processor', () => {
       emitted: s.idle.length,
       pending: 0,
     });
-    expect(done.counts.results).toMatchObject({ applied: s.idle.length - 10, condition_false: 10 });
-    const after = await expectSwept(s, new Set(reactivated));
-    for (const key of reactivated) {
+    // Every read while it ran added up: emitted = pending + results, and emitted grew as commands went out.
+    const polled = await reads;
+    expect(polled.filter((c) => c.emitted !== c.pending + c.answered)).toEqual([]);
+    expect(polled.filter((c) => c.emitted > c.matched)).toEqual([]);
+    expect(new Set(polled.map((c) => c.emitted)).size).toBeGreaterThan(s.idle.length / 80);
+    // The processor re-checked each command against the current value, not the replica's.
+    expect(done.counts.results).toMatchObject({
+      applied: s.idle.length - walkedNotSent.length,
+      condition_false: walkedNotSent.length,
+    });
+    const after = await expectSwept(s, new Set(walkedNotSent));
+    for (const key of walkedNotSent) {
       expect([key, after.get(key)!.value]).toEqual([
         key,
         { ...s.oracle.get(key)!, status: 'active', lastActiveAt: AS_OF - DAY, counters: expect.anything() },
