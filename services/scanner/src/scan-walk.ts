@@ -119,6 +119,10 @@ export class ScanWalk {
       const seen = { scanned: this.seen.scanned + batch.walked, matched: this.seen.matched + batch.matched };
       const room = target - batch.commands.length;
       let limit = chunkLimit(options, deps.chunkSize, seen);
+      // Near a full batch, walk about the keys the room needs at the match ratio seen so far, so
+      // the overflowing chunk below is rarely read twice.
+      if (options.dryRun !== true && seen.matched > 0)
+        limit = Math.min(limit, Math.max(1, Math.ceil(((room * seen.scanned) / seen.matched) * 1.25)));
       let chunk: ReturnType<WalkDeps['replica']['chunk']>;
       let matches: ReturnType<typeof selectMatches>;
       let take: number;
