@@ -20,8 +20,9 @@ export {
   loadConfig,
   type ProcessorConfig,
 } from '../../services/processor/dist/index';
+export type { ProcessorHooks } from '../../services/processor/dist/processor';
 export { InLoopSweep } from '../../services/processor/dist/in-loop-sweep';
-export type { Task, InputBatch, BatchOutcome } from '../../services/processor/dist/task';
+export type { Task, InputBatch, CommitReport } from '../../services/processor/dist/tasks/task';
 
 export {
   accountsDomain,
@@ -46,5 +47,5 @@ export {
 } from '../../packages/contracts/dist/index';
 export { evaluateCondition, type Action, type Condition, type JsonObject } from '../../packages/rules/dist/index';
 export { TaskStore } from '../../packages/store/dist/index';
-export { connectTaskProducer, ensureTopics } from '../../packages/kafka-runtime/dist/index';
+export { initTaskProducer, ensureTopics } from '../../packages/kafka-runtime/dist/index';
 export { freePort, startKafka, kafkaImage, type StartedKafka } from '../../packages/testkit/dist/index';

@@ -23,12 +23,12 @@ export interface BenchOptions {
   profile: boolean;
   /**
    * What-if (never in the default run): the processor's transactional producers retry from
-   * this many ms instead of the 100 ms kafka-runtime sets. See docs/benchmarks.md.
+   * this many ms instead of the 20 ms kafka-runtime sets. See docs/benchmarks.md.
    */
   txRetryMs?: number;
   /** What-if: run the scanner at this nice level (0 = as the processor), as a background job would. */
   scannerNice: number;
-  /** Extra processor environment (e.g. CONCURRENCY=6), to try a setting; the default run sets none. */
+  /** Extra processor environment (e.g. COMMIT_INTERVAL_MS=50), to try a setting; the default run sets none. */
   processorEnv: Record<string, string>;
   /** Write docs/benchmarks/*.json|svg and the results block of docs/benchmarks.md. */
   writeDocs: boolean;
@@ -53,10 +53,10 @@ const USAGE = `usage: pnpm bench [--quick | --full] [--keys N] [--rate R] [--eve
   --rounds N      rounds of the three sweeps, order alternating (default 2; --quick, --full: 1)
   --quick         small sizes, to try it out (20000 keys, 60000 events)
   --profile       CPU-profile the processor during the throughput run
-  --processor-env NAME=VALUE  processor setting to try (repeatable), e.g. CONCURRENCY=6
+  --processor-env NAME=VALUE  processor setting to try (repeatable), e.g. COMMIT_INTERVAL_MS=50
   --sweeps LIST   which sweeps to run (default blocking,chunked,relay)
   --scanner-nice N what-if: run the scanner at nice level N (1..19), as a background job
-  --tx-retry-ms N what-if: the processor's transactional producers retry from N ms (not 100)
+  --tx-retry-ms N what-if: the processor's transactional producers retry from N ms (not 20)
   --no-docs       print only; leave docs/benchmarks* alone`;
 
 export function parseOptions(argv: string[]): BenchOptions {

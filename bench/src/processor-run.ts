@@ -1,4 +1,4 @@
-import type { BatchReport, ProcessorChildConfig } from './children/processor-child';
+import type { CommitsReport, ProcessorChildConfig } from './children/processor-child';
 import type { Deployment } from './deployment';
 import { Child, type ChildMessage } from './ipc';
 import { CommitLog } from './stats';
@@ -18,6 +18,8 @@ export class ProcessorRun {
   readonly warnings: Record<string, number> = {};
   readonly child: Child;
   readonly spawnedAt = Date.now();
+  /** The tasks the processor owns once ready: one per partition. */
+  readonly tasks: number[];
   readyAt?: number;
   private readonly readyMessage: Promise<{ type: 'ready'; at: number }>;
 
@@ -39,11 +41,12 @@ export class ProcessorRun {
       env: o.processorEnv,
       ...(o.txRetryMs !== undefined ? { txRetryMs: o.txRetryMs } : {}),
     };
+    this.tasks = Array.from({ length: d.partitions }, (_, i) => i);
     this.child = Child.start('processor', 'processor-child', config, execArgv);
     this.readyMessage = this.child.next<{ type: 'ready'; at: number }>('ready', 600_000);
     this.readyMessage.catch(() => undefined);
     this.child.on((m: ChildMessage) => {
-      if (m.type === 'batches') this.log.add(m as BatchReport);
+      if (m.type === 'commits') this.log.add(m as CommitsReport);
       else if (m.type === 'restored') this.restores.push({ records: Number(m.records), ms: Number(m.ms) });
       else if (m.type === 'warning') this.warnings[String(m.msg)] = (this.warnings[String(m.msg)] ?? 0) + 1;
       else if (m.type === 'memory') {
@@ -68,7 +71,7 @@ export class ProcessorRun {
     });
   }
 
-  /** Clean stop (the last batch report arrives before it exits); returns peak RSS in bytes. */
+  /** Clean stop (the last commit report arrives before it exits); returns peak RSS in bytes. */
   async stop(): Promise<number | undefined> {
     const peak = this.child.peakRss();
     const code = await this.child.stop();

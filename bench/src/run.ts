@@ -7,6 +7,7 @@ import { kafkajs, startKafka } from './lib';
 import { describeMachine } from './machine';
 import { parseOptions, UsageError, type BenchOptions } from './options';
 import { judgeTargets, resultsMarkdown, writeDocs, type BenchReport } from './report';
+import { loadReference } from './reference';
 import { compareSweeps } from './sweeps';
 import { latencyChart } from './svg';
 import { log } from './common';
@@ -46,6 +47,7 @@ async function main(o: BenchOptions): Promise<void> {
     const probe = await probeBroker(kafka, admin);
     const throughput = await measureThroughput(kafka, admin, broker.brokers, o, workDir);
     const sweeps = await compareSweeps(kafka, admin, broker.brokers, o, workDir);
+    const reference = loadReference(ROOT);
     const report: BenchReport = {
       machine,
       options: o,
@@ -53,7 +55,8 @@ async function main(o: BenchOptions): Promise<void> {
       broker: probe,
       throughput,
       sweeps,
-      targets: judgeTargets(throughput, sweeps),
+      ...(reference ? { reference } : {}),
+      targets: judgeTargets(throughput, sweeps, reference),
     };
     process.stdout.write(`\n${resultsMarkdown(report)}\n\n`);
     for (const [name, profile] of Object.entries(throughput.profile ?? {})) {

@@ -14,6 +14,7 @@ export interface ScanView {
   phase: string | null;
   counts: { scanned: number; matched: number; emitted: number; pending: number; results: Record<string, number> };
   backoffSeconds: number;
+  createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
   error: string | null;
@@ -110,7 +111,7 @@ export class ScannerProcess {
   }
 
   /** Polls the scan until it finished (completed: every emitted command has its result). */
-  async finished(id: string, timeoutMs = 1_800_000, pollMs = 200): Promise<ScanView & { seenDoneAt: number }> {
+  async finished(id: string, timeoutMs = 1_800_000, pollMs = 100): Promise<ScanView & { seenDoneAt: number }> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const { body } = await this.request<ScanView>('GET', `/scans/${encodeURIComponent(id)}`);

@@ -35,7 +35,7 @@ function panel(r: SweepResult, label: string, top: number, xMax: number, yMax: n
   const yMin = 10;
   const y = (ms: number) => y1 - ((y1 - y0) * Math.log10(Math.max(ms, yMin) / yMin)) / Math.log10(yMax / yMin);
   const out: string[] = [];
-  const title = `${label}: sweep ${(r.sweepMs / 1000).toFixed(1)} s, p99 ${fmt(r.baseline.p99)} → ${fmt(r.during.p99)} ms, longest gap ${fmt(r.longestGapMs)} ms`;
+  const title = `${label}: sweep ${(r.sweepMs / 1000).toFixed(1)} s, p99 ${fmt(r.baseline.p99)} → ${fmt(r.during.p99)} ms, longest task stall ${fmt(r.taskStall.ms)} ms`;
   out.push(`<text x="${x0}" y="${top + 18}" font-weight="bold">${escape(title)}</text>`);
   // The sweep window.
   out.push(

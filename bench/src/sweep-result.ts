@@ -1,7 +1,7 @@
 import type { CpuUse } from './cpu';
 import type { BenchOptions } from './options';
 import type { ProcessorRun } from './processor-run';
-import { summarize, type LatencySummary, type TransactionSummary } from './stats';
+import { summarize, type LatencySummary, type Stall, type TransactionSummary } from './stats';
 import type { StateCheck } from './verify';
 
 export const SWEEP_MODES = ['blocking', 'chunked', 'relay'] as const;
@@ -22,25 +22,35 @@ export interface SweepResult {
   mode: SweepMode;
   /** 1, 2, ...: with several rounds the order alternates (a b c, then c b a) to even out drift. */
   round: number;
-  /** Arming the sweep (or POST /scans) to the last change committed (relay: every command answered). */
+  /**
+   * In-loop: arming the sweep to the commit of its last change. Relay: the scan's creation to
+   * its completion (every command answered), as the scanner recorded them.
+   */
   sweepMs: number;
+  /** When the sweep started (epoch ms). */
+  startedAt: number;
   /** Event latency (produce -> commit): events committed in the baseline window / in flight during the sweep. */
   baseline: LatencySummary;
   during: LatencySummary;
   /** p99 during the sweep / p99 of the baseline window just before it. */
   p99Ratio: number;
-  /** Longest time between two consecutive event commits (any task) during the sweep, and in the baseline. */
-  longestGapMs: number;
-  baselineGapMs: number;
-  /** The same, for the most-stalled single task. */
-  longestTaskGapMs: number;
-  baselineTaskGapMs: number;
+  /**
+   * Longest single-task stall (time an event of the task waited while the task committed no
+   * event: see CommitLog.longestStall) overlapping the sweep, and in the baseline window.
+   */
+  taskStall: Stall;
+  baselineTaskStall: Stall;
+  /** The same for all tasks together (no event committed anywhere). */
+  anyStall: Stall;
+  baselineAnyStall: Stall;
   eventsPerSecBaseline: number;
   eventsPerSecDuring: number;
   /** What the sweep did: keys walked, matches, changes (in-loop) or results by outcome (relay). */
   work: Record<string, number>;
   restore: { records: number; ms: number };
-  /** The processor's transactions (batches and in-loop slices) in the baseline window and during the sweep. */
+  /** The relay's commands: produce by the scanner -> commit, of those committed during the sweep. */
+  commandLatency: LatencySummary;
+  /** The processor's transactions (one per task per commit interval) in the baseline window and during the sweep. */
   txBaseline: TransactionSummary;
   txDuring: TransactionSummary;
   /** CPU cores used by each process, and how busy the machine was, in the baseline window and during the sweep. */
@@ -93,27 +103,29 @@ export function summarizePhase(
   const baseline = summarize(commits.latenciesBetween(baselineFrom, f.start));
   const during = summarize(commits.latenciesOverlapping(f.start, f.end));
   const sweepSec = Math.max(0.001, (f.end - f.start) / 1000);
-  // Commits come in waves a few hundred ms apart: buckets must be wider than that.
+  // Several commits per task per second: half-second buckets are plenty.
   const bucketMs = Math.max(500, Math.round((f.measuredEnd - f.loadStart) / 200 / 250) * 250);
   return {
     mode,
     round,
     sweepMs: f.end - f.start,
+    startedAt: f.start,
     baseline,
     during,
     p99Ratio: during.p99 / baseline.p99,
-    longestGapMs: commits.longestGap(f.start, f.end),
-    baselineGapMs: commits.longestGap(baselineFrom, f.start),
-    longestTaskGapMs: commits.longestGap(f.start, f.end, true),
-    baselineTaskGapMs: commits.longestGap(baselineFrom, f.start, true),
+    taskStall: commits.longestStall(f.start, f.end, true),
+    baselineTaskStall: commits.longestStall(baselineFrom, f.start, true),
+    anyStall: commits.longestStall(f.start, f.end, false),
+    baselineAnyStall: commits.longestStall(baselineFrom, f.start, false),
     eventsPerSecBaseline: commits.eventsBetween(baselineFrom, f.start) / o.baselineSec,
     eventsPerSecDuring: commits.eventsBetween(f.start, f.end + 1) / sweepSec,
     work: f.work,
     restore: proc.restored,
     cpuBaseline: f.cpuBaseline,
     cpuDuring: f.cpuDuring,
-    txBaseline: commits.transactionsBetween(baselineFrom, f.start),
-    txDuring: commits.transactionsBetween(f.start, f.end + 1),
+    commandLatency: summarize(commits.commandLatenciesBetween(f.start, f.end + 1)),
+    txBaseline: commits.transactionsBetween(baselineFrom, f.start, proc.tasks),
+    txDuring: commits.transactionsBetween(f.start, f.end + 1, proc.tasks),
     peakRssBytes: f.peaks,
     processorMemory: proc.memory,
     processorWarnings: proc.warnings,

@@ -184,7 +184,11 @@ async function runPhase(mode: SweepMode, round: number, s: Shared): Promise<Swee
   }
 }
 
-/** Runs the sweep the way `mode` says; returns when its last change is committed. */
+/**
+ * Runs the sweep the way `mode` says; returns when its last change is committed (in-loop: the
+ * transaction of each task that carries the task's last sweep change; relay: the scan is
+ * completed, every command answered).
+ */
 async function sweep(
   mode: SweepMode,
   o: BenchOptions,
@@ -192,11 +196,16 @@ async function sweep(
   scanner?: ScannerProcess,
 ): Promise<{ start: number; end: number; work: Record<string, number> }> {
   if (mode === 'relay') {
-    const start = Date.now();
+    const posted = Date.now();
     const scan = await scanner!.createScan({ ...DORMANCY_SWEEP, asOf: AS_OF, options: { rate: o.relayRate } });
     const done = await scanner!.finished(scan.id);
     const { scanned, matched, emitted } = done.counts;
-    return { start, end: done.seenDoneAt, work: { walked: scanned, matched, emitted, ...done.counts.results } };
+    // The scan's own record: created (POST /scans) to completed (every command answered).
+    const created = Date.parse(scan.createdAt);
+    const finished = done.finishedAt === null ? NaN : Date.parse(done.finishedAt);
+    const start = Number.isFinite(created) ? created : posted;
+    const end = Number.isFinite(finished) && finished >= start ? finished : done.seenDoneAt;
+    return { start, end, work: { walked: scanned, matched, emitted, ...done.counts.results } };
   }
   const command: SweepCommand = {
     type: 'sweep',
@@ -207,6 +216,7 @@ async function sweep(
   const done = proc.child.next<{
     type: 'sweep-done';
     armedAt: number;
+    walkedAt: number;
     doneAt: number;
     walked: number;
     matched: number;
@@ -218,7 +228,7 @@ async function sweep(
   return {
     start: r.armedAt,
     end: r.doneAt,
-    work: { walked: r.walked, matched: r.matched, changes: r.changes, transactions: r.slices },
+    work: { walked: r.walked, matched: r.matched, changes: r.changes, slices: r.slices },
   };
 }
 

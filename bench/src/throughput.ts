@@ -9,7 +9,7 @@ import { accountsOracle, encodeEvent, generateAccountEvents, type Admin, type Ka
 import type { BenchOptions } from './options';
 import { ProcessorRun } from './processor-run';
 import { summarizeProfile, type ProfileSummary } from './profile';
-import { summarize, type LatencySummary } from './stats';
+import { summarize, type LatencySummary, type TransactionSummary } from './stats';
 import { checkState, readStores } from './verify';
 
 export interface ThroughputResult {
@@ -20,13 +20,20 @@ export interface ThroughputResult {
   raw: { eventsPerSec: number; batchMs: LatencySummary; peakRssBytes?: number; cpu: CpuUse };
   eos: {
     eventsPerSec: number;
-    /** Spawn of the process to every offset committed: start, group join and producer setup included. */
+    /** Spawn of the process to every offset committed: start, group join, fencing and restore included. */
     wallMs: number;
-    batchMs: LatencySummary;
-    recordsPerBatch: number;
+    /** Each unit's transaction, begin to Kafka commit (processor_commit_duration_seconds), and its SQLite flush. */
+    commitMs: LatencySummary;
+    flushMs: LatencySummary;
+    /** Events per transaction that carried events. */
+    recordsPerTransaction: number;
     transactions: number;
+    /** Committed transactions per second per task, from every task RUNNING to the last commit. */
+    transactionsPerTaskSec: number;
     /** Where a transaction's time went (ms): total, sendBatch, sendOffsets, commit. */
     transactionMs: { total: LatencySummary; send: LatencySummary; offsets: LatencySummary; commit: LatencySummary };
+    /** Everything the commit log says about the run's transactions (requests per transaction, fetch loop). */
+    transactionSummary: TransactionSummary;
     peakRssBytes?: number;
     /** Highest JS heap and Buffer/ArrayBuffer bytes seen (sampled every 250 ms). */
     memory: { heapUsed: number; external: number };
@@ -90,6 +97,7 @@ export async function measureThroughput(
   const rawBefore = snapshot({ pipeline: raw.pid, broker });
   const rawDone = await raw.next<{
     type: 'done';
+    joinedAt: number;
     firstAt: number;
     firstRecords: number;
     lastAt: number;
@@ -99,20 +107,27 @@ export async function measureThroughput(
   const rawCpu = cpuBetween(rawBefore, snapshot({ pipeline: raw.pid, broker }));
   const rawPeak = raw.peakRss();
   await raw.stop();
-  const rawRate = rate(rawDone.copied - rawDone.firstRecords, rawDone.lastAt - rawDone.firstAt);
+  // Both pipelines: from the moment they can consume (raw: group joined; exactly-once: every
+  // task RUNNING, fenced and restored) to their last record done (produced / committed).
+  const rawRate = rate(rawDone.copied, rawDone.lastAt - rawDone.joinedAt);
 
   log('throughput: processor with exactly-once');
   const eosProfile = profiling(o);
   const eos = new ProcessorRun(brokers, d, o, eosProfile.execArgv);
   const eosBefore = snapshot({ processor: eos.child.pid, broker });
+  const eosReady = eos.ready();
   const caughtUp = await waitCommittedToEnd(admin, d.appId, [d.eventsTopic]);
   const eosCpu = cpuBetween(eosBefore, snapshot({ processor: eos.child.pid, broker }));
   log(`throughput: caught up after ${caughtUp - eos.spawnedAt} ms; ${eos.log.events} events reported so far`);
   const eosPeak = await eos.stop();
   log(`throughput: ${eos.log.events} events reported after stop`);
   const { log: commits } = eos;
-  const order = commits.committedAt.map((t, i) => [t, commits.records[i]!] as const).sort((a, b) => a[0] - b[0]);
-  const eosRate = rate(commits.events - order[0]![1], order.at(-1)![0] - order[0]![0]);
+  const order = commits.eventCommits();
+  if (order.length < 2) throw new Error(`throughput: the processor reported ${order.length} commits with events`);
+  const last = order.at(-1)!;
+  const eosReadyAt = await eosReady;
+  const eosRate = rate(commits.events, last.committedAt - eosReadyAt);
+  const tx = commits.transactionsBetween(eosReadyAt, last.committedAt + 1, eos.tasks);
   const state = checkState(readStores(d.stateDir, d.partitions), accountsOracle(events));
   if (!state.ok) log(`throughput: the state differs from the oracle: ${JSON.stringify(state)}`);
 
@@ -134,12 +149,15 @@ export async function measureThroughput(
     eos: {
       eventsPerSec: eosRate,
       wallMs: caughtUp - eos.spawnedAt,
-      batchMs: summarize(commits.batchMs),
-      recordsPerBatch: commits.events / Math.max(1, commits.committedAt.length),
-      transactions: commits.committedAt.length,
+      commitMs: tx.commitMs,
+      flushMs: tx.flushMs,
+      recordsPerTransaction: commits.events / Math.max(1, order.length),
+      transactions: commits.commits.length,
+      transactionsPerTaskSec: tx.perTask.mean,
       transactionMs: (({ total, send, offsets, commit }) => ({ total, send, offsets, commit }))(
-        commits.transactionsBetween(0, Date.now() + 1),
+        commits.transactionsBetween(0, Date.now() + 1, eos.tasks),
       ),
+      transactionSummary: tx,
       peakRssBytes: eosPeak,
       memory: eos.memory,
       stateMatchesOracle: state.ok,

@@ -1,5 +1,11 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { runChild, type ChildMessage } from '../ipc';
-import { instrumentTransactions, type TransactionTiming } from './transaction-timing';
+import {
+  instrumentFetches,
+  instrumentTransactions,
+  type AbortedTransaction,
+  type TransactionTiming,
+} from './transaction-timing';
 import {
   accountsDomain,
   createProcessorMetrics,
@@ -8,9 +14,8 @@ import {
   loadConfig,
   pino,
   Processor,
-  type BatchOutcome,
-  type InputBatch,
-  type Task,
+  type CommitReport,
+  type ProcessorHooks,
 } from '../lib';
 
 export interface ProcessorChildConfig {
@@ -28,21 +33,43 @@ export interface ProcessorChildConfig {
   txRetryMs?: number;
 }
 
-/** What the child reports every 250 ms: one entry per committed batch, plus each event's latency. */
-export interface BatchReport extends ChildMessage {
-  type: 'batches';
-  /** Event batches: commit time (epoch ms), task, records; `latency` holds each event's commit − produce time. */
-  committedAt: number[];
-  task: number[];
-  records: number[];
+/** One committed unit of work (one Kafka transaction of one task), as the processor's onCommit hook reports it. */
+export interface CommitEntry {
+  task: number;
+  /** The unit was swapped out and its transaction begun (epoch ms). */
+  startedAt: number;
+  /** The Kafka transaction committed (epoch ms). */
+  committedAt: number;
+  /** onCommit ran: after the SQLite flush of the unit (epoch ms). */
+  flushedAt: number;
+  /** Input records the unit carried, per input. */
+  events: number;
+  commands: number;
+  changes: number;
+  results: number;
+  deadLetters: number;
+  /** Produce timestamp of the oldest event in the unit (NaN when it carried none; sent as null over IPC). */
+  oldestEvent: number | null;
+}
+
+/** What the child reports every 250 ms. */
+export interface CommitsReport extends ChildMessage {
+  type: 'commits';
+  commits: CommitEntry[];
+  /** Commit − produce time of every event, in commit order (commits[i].events of them per commit). */
   latency: number[];
-  /** Command batches: commit time and records. */
-  commandCommittedAt: number[];
-  commandRecords: number[];
-  /** Every batch (either input): fetch-to-done time in ms, as the processor's batch histogram sees it. */
-  batchMs: number[];
-  /** Every committed transaction of the task producers (batches and in-loop slices alike). */
+  /** The same for the update commands (the relay's), commits[i].commands per commit. */
+  commandLatency: number[];
+  /** Every committed transaction of the task producers, timed at the kafkajs level. */
   transactions: TransactionTiming[];
+  /** Transactions that ended in abort (the fence at each task start is one, with nothing sent). */
+  aborted: AbortedTransaction[];
+  /** The task producers' requests since the last report, by API: how many, and their summed round trips (ms). */
+  requests: { at: number; byApi: Record<string, { count: number; ms: number }> };
+  /** The processor consumer's fetches: start (epoch ms) and duration (ms). */
+  fetches: Array<[number, number]>;
+  /** Event-loop delay since the last report (ms): p99 and max; how long the loop could not run anything. */
+  loopDelay: { at: number; p99: number; max: number };
 }
 
 export interface SweepCommand extends ChildMessage {
@@ -54,9 +81,10 @@ export interface SweepCommand extends ChildMessage {
 }
 
 /**
- * A real Processor (the service's class and defaults), plus the benchmark hook: event-to-commit
- * latency per event from the batch's commit time and each record's produce timestamp, and
- * the in-loop sweep when the parent asks for one.
+ * A real Processor (the service's class and defaults), plus the benchmark's observers
+ * (ProcessorDeps.hooks): onCommit gives every committed transaction with its input records'
+ * timestamps, hence each event's produce → commit latency; afterFold runs the in-loop sweep
+ * when the parent asks for one, inside the fetch loop (as a punctuator would).
  */
 runChild<ProcessorChildConfig>(async (cfg, send) => {
   const config = loadConfig({
@@ -95,39 +123,98 @@ runChild<ProcessorChildConfig>(async (cfg, send) => {
   );
   const metrics = createProcessorMetrics();
   let report = emptyReport();
-  instrumentTransactions((t) => report.transactions.push(t), cfg.txRetryMs);
-  const observeBatch = metrics.batchSeconds.observe.bind(metrics.batchSeconds) as (v: number) => void;
-  (metrics.batchSeconds as { observe: (v: number) => void }).observe = (seconds: number) => {
-    report.batchMs.push(seconds * 1000);
-    observeBatch(seconds);
+
+  /** The in-loop sweep in progress, and for each task the transaction that carries its last sweep change. */
+  interface SweepState {
+    run: InLoopSweep;
+    armedAt: number;
+    /** Every task has walked its whole store (its last changes may still be uncommitted). */
+    walkedAt?: number;
+    /** Task -> seq (TransactionTiming.seq) of the transaction that carries its last sweep change. */
+    target: Map<number, number>;
+    reported: boolean;
+  }
+  let sweep: SweepState | undefined;
+  const committedSeq = new Map<number, number>();
+  const sweepCommitted = () => {
+    const s = sweep;
+    if (!s || s.walkedAt === undefined || s.reported) return;
+    for (const [task, seq] of s.target) if ((committedSeq.get(task) ?? 0) < seq) return;
+    s.reported = true;
+    sweep = undefined;
+    send({ type: 'sweep-done', armedAt: s.armedAt, walkedAt: s.walkedAt, doneAt: Date.now(), ...s.run.progress });
   };
 
-  let sweep: InLoopSweep | undefined;
-  const betweenBatches = async (task: Task, batch: InputBatch, outcome: BatchOutcome): Promise<void> => {
-    if (batch.topic === config.eventsTopic) {
-      report.committedAt.push(outcome.committedAt);
-      report.task.push(task.id);
-      report.records.push(batch.messages.length);
-      for (const m of batch.messages) report.latency.push(outcome.committedAt - Number(m.timestamp));
-    } else {
-      report.commandCommittedAt.push(outcome.committedAt);
-      report.commandRecords.push(batch.messages.length);
-    }
-    if (sweep) await sweep.slice(task);
+  const counters = instrumentTransactions(
+    {
+      onCommitted: (t) => {
+        report.transactions.push(t);
+        committedSeq.set(t.task, Math.max(committedSeq.get(t.task) ?? 0, t.seq));
+        sweepCommitted();
+      },
+      onAborted: (t) => report.aborted.push(t),
+      onRequest: (api, ms) => {
+        const entry = (report.requests.byApi[api] ??= { count: 0, ms: 0 });
+        entry.count++;
+        entry.ms += ms;
+      },
+    },
+    cfg.txRetryMs,
+  );
+
+  instrumentFetches(config.appId, (startedAt, ms) => report.fetches.push([startedAt, ms]));
+
+  const hooks: ProcessorHooks = {
+    onCommit: (r: CommitReport) => {
+      const flushedAt = Date.now();
+      const events = r.inputs.get(config.eventsTopic) ?? [];
+      const commands = r.inputs.get(config.commandsTopic) ?? [];
+      let oldest = Infinity;
+      for (const t of events) {
+        report.latency.push(r.committedAt - t);
+        if (t < oldest) oldest = t;
+      }
+      for (const t of commands) report.commandLatency.push(r.committedAt - t);
+      report.commits.push({
+        task: r.task,
+        startedAt: r.startedAt,
+        committedAt: r.committedAt,
+        flushedAt,
+        events: events.length,
+        commands: commands.length,
+        changes: r.changes,
+        results: r.results,
+        deadLetters: r.deadLetters,
+        oldestEvent: Number.isFinite(oldest) ? oldest : null,
+      });
+    },
+    // Synchronous: the slice folds its commands into the task's open unit (Task.applyGenerated),
+    // committed with the task's next transaction. The transaction that carries a task's last
+    // sweep change is the next one to begin for it (or the one the slice itself began).
+    afterFold: (task) => {
+      const s = sweep;
+      if (!s || s.walkedAt !== undefined) return;
+      const before = counters.begun(task.id);
+      const changes = s.run.progress.changes;
+      s.run.slice(task);
+      if (s.run.progress.changes > changes) s.target.set(task.id, before + 1);
+    },
   };
 
-  const processor = new Processor({ config, domain: accountsDomain, logger, metrics, betweenBatches });
+  const processor = new Processor({ config, domain: accountsDomain, logger, metrics, hooks });
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
+  const takeLoopDelay = () => {
+    report.loopDelay = { at: Date.now(), p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 };
+    loop.reset();
+  };
   const flush = setInterval(() => {
     const { heapUsed, external, arrayBuffers } = process.memoryUsage();
     send({ type: 'memory', heapUsed, external: external + arrayBuffers });
-    if (
-      report.committedAt.length +
-        report.commandCommittedAt.length +
-        report.batchMs.length +
-        report.transactions.length ===
-      0
-    )
+    if (report.commits.length + report.transactions.length + report.aborted.length + report.fetches.length === 0)
       return;
+    report.requests.at = Date.now();
+    takeLoopDelay();
     send(report);
     report = emptyReport();
   }, 250);
@@ -135,7 +222,6 @@ runChild<ProcessorChildConfig>(async (cfg, send) => {
   process.on('message', (m: ChildMessage) => {
     if (m.type === 'sweep') {
       const s = m as SweepCommand;
-      const armedAt = Date.now();
       const current = new InLoopSweep({
         sweepId: s.sweepId,
         condition: DORMANCY_SWEEP.condition,
@@ -144,14 +230,18 @@ runChild<ProcessorChildConfig>(async (cfg, send) => {
         keysPerSlice: s.keysPerSlice ?? Infinity,
         tasks: processor.tasks.owned,
       });
-      sweep = current;
+      const state: SweepState = { run: current, armedAt: Date.now(), target: new Map(), reported: false };
+      sweep = state;
       void current.done.then(() => {
-        if (sweep === current) sweep = undefined;
-        send({ type: 'sweep-done', armedAt, doneAt: Date.now(), ...current.progress });
+        if (sweep !== state) return;
+        state.walkedAt = Date.now();
+        sweepCommitted();
       });
     } else if (m.type === 'stop') {
       clearInterval(flush);
       void processor.stop().then(() => {
+        report.requests.at = Date.now();
+        takeLoopDelay();
         send(report);
         send({ type: 'stopped' });
         setTimeout(() => process.exit(0), 50);
@@ -168,16 +258,16 @@ runChild<ProcessorChildConfig>(async (cfg, send) => {
   }, 20);
 });
 
-function emptyReport(): BatchReport {
+function emptyReport(): CommitsReport {
   return {
-    type: 'batches',
-    committedAt: [],
-    task: [],
-    records: [],
+    type: 'commits',
+    commits: [],
     latency: [],
-    commandCommittedAt: [],
-    commandRecords: [],
-    batchMs: [],
+    commandLatency: [],
     transactions: [],
+    aborted: [],
+    requests: { at: 0, byApi: {} },
+    fetches: [],
+    loopDelay: { at: 0, p99: 0, max: 0 },
   };
 }

@@ -26,6 +26,8 @@ runChild<RawChildConfig>(async (cfg, send) => {
   await producer.connect();
   await consumer.connect();
   await consumer.subscribe({ topic: cfg.inputTopic, fromBeginning: true });
+  let joinedAt = 0;
+  consumer.on(consumer.events.GROUP_JOIN, () => (joinedAt ||= Date.now()));
 
   let copied = 0;
   let firstAt: number | undefined;
@@ -65,7 +67,7 @@ runChild<RawChildConfig>(async (cfg, send) => {
       copied += batch.messages.length;
       if (copied >= cfg.expect && !reported) {
         reported = true;
-        send({ type: 'done', firstAt, firstRecords, lastAt, copied, batches: batchMs.length, batchMs });
+        send({ type: 'done', joinedAt, firstAt, firstRecords, lastAt, copied, batches: batchMs.length, batchMs });
       }
     },
   });
