@@ -203,7 +203,7 @@ export async function expireTransaction(ctx: ScenarioContext): Promise<void> {
     SESSION_TIMEOUT_MS: '45000',
   });
   const before = await node.counter('processor_task_failures_total');
-  const { at } = await freezeMidTransaction(ctx, node);
+  const { at, open } = await freezeMidTransaction(ctx, node);
   // The timeout, the broker's 1 s abort sweep, and a margin.
   await sleep(Math.max(0, at + timeoutMs + 3_500 - Date.now()));
   await node.thaw();
@@ -211,6 +211,15 @@ export async function expireTransaction(ctx: ScenarioContext): Promise<void> {
   await waitUntil(async () => (await node.counter('processor_task_failures_total')) > before, {
     timeoutMs: 60_000,
     message: `${node.name} to find its expired transaction fenced`,
+  }).catch(async (err: Error) => {
+    const lines = (await node.logs()).split('\n').filter((l) => /"msg":"(task|tasks|joined)/.test(l));
+    lines.push(...(await ctx.stack.describeTransactions(open)));
+    lines.push(JSON.stringify(await node.env()));
+    const metrics = (await (await fetch(`${node.url}/metrics`)).text())
+      .split('\n')
+      .filter((l) => l.startsWith('processor_task'));
+    err.message += `\n${lines.map((l) => l.slice(0, 400)).join('\n')}\n${metrics.join('\n')}`;
+    throw err;
   });
   ctx.note(
     `${node.name} saw the expiry: ${await node.counter('processor_task_failures_total', 'kind="fenced"')} fenced`,

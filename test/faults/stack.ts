@@ -120,6 +120,12 @@ export class ServiceNode {
     return sum;
   }
 
+  /** The container's environment as the runtime started it (names only for secrets). */
+  async env(): Promise<string[]> {
+    const env = (await (await this.handle()).inspect()).Config.Env ?? [];
+    return env.map((e) => (/TOKEN/.test(e) ? e.replace(/=.*/, '=…') : e));
+  }
+
   async isRunning(): Promise<boolean> {
     return (await (await this.handle()).inspect()).State.Running;
   }
@@ -226,8 +232,11 @@ export class FaultStack {
         HTTP_PORT: '8080',
         LOG_LEVEL: options.logLevel ?? process.env.FAULTS_LOG_LEVEL ?? 'info',
         SESSION_TIMEOUT_MS: '10000',
+        // The builder is shared and keeps earlier starts' variables: set every overridable one.
+        TRANSACTION_TIMEOUT_MS: '60000',
         // One secret for both APIs, so the "token in no log" check covers the processor's too.
         STATE_API_TOKEN: API_TOKEN,
+        ...options.env,
       })
       .withExposedPorts({ container: 8080, host: hostPort })
       .withWaitStrategy(Wait.forHttp('/readyz', 8080).forStatusCode(200))
@@ -279,6 +288,26 @@ export class FaultStack {
       .map((line) => line.trim().split(/\s+/))
       .filter((cols) => cols[0]?.startsWith(prefix) && cols.includes('Ongoing'))
       .map((cols) => cols[0]!);
+  }
+
+  /** TransactionsCommand describe of each id: its state, epoch, timeout and how long it has been open. */
+  async describeTransactions(ids: string[]): Promise<string[]> {
+    const out: string[] = [];
+    for (const id of ids) {
+      const { output } = await this.kafka.container.exec([
+        'java',
+        '-cp',
+        '/opt/kafka/libs/*',
+        'org.apache.kafka.tools.TransactionsCommand',
+        '--bootstrap-server',
+        'localhost:29092',
+        'describe',
+        '--transactional-id',
+        id,
+      ]);
+      out.push(...output.split('\n').filter((l) => l.includes(id)));
+    }
+    return out;
   }
 
   /** Restarts the broker container (graceful stop, start); clients reconnect to the same address. */

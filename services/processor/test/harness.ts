@@ -55,7 +55,7 @@ export class ProcessorProcess {
     return this.port.then((p) => `http://127.0.0.1:${p}`);
   }
 
-  async start(): Promise<this> {
+  async start(extraEnv: Record<string, string> = {}): Promise<this> {
     const d = this.deployment;
     const port = await this.port;
     this.child = spawn(process.execPath, [SERVER], {
@@ -74,6 +74,7 @@ export class ProcessorProcess {
         LOG_LEVEL: process.env.STATE_RELAY_TEST_LOG_LEVEL ?? 'warn',
         SESSION_TIMEOUT_MS: '10000',
         STATE_API_TOKEN: STATE_TOKEN,
+        ...extraEnv,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -116,6 +117,23 @@ export class ProcessorProcess {
     if (!this.child || this.child.exitCode !== null) return this.child?.exitCode ?? null;
     this.child.kill('SIGTERM');
     return this.exited!;
+  }
+
+  /** SIGSTOP / SIGCONT: freeze the process (sockets and open transactions stay as they are) and thaw it. */
+  signal(sig: 'SIGSTOP' | 'SIGCONT'): void {
+    this.child?.kill(sig);
+  }
+
+  /** The sum of a Prometheus metric's samples whose labels contain `labels`. */
+  async metric(name: string, labels = ''): Promise<number> {
+    const text = await (await fetch(`${await this.url}/metrics`)).text();
+    let sum = 0;
+    for (const line of text.split('\n')) {
+      if (!line.startsWith(name) || (labels && !line.includes(labels))) continue;
+      const value = Number(line.slice(line.lastIndexOf(' ') + 1));
+      if (Number.isFinite(value)) sum += value;
+    }
+    return sum;
   }
 
   /** SIGKILL: no shutdown code runs; open transactions stay open until fenced. */
