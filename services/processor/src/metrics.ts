@@ -20,7 +20,7 @@ export function createProcessorMetrics() {
     }),
     commitSeconds: new Histogram({
       name: 'processor_commit_duration_seconds',
-      help: 'Time to commit one unit of work (one Kafka transaction, then the SQLite flush)',
+      help: 'Time to commit one unit of work in Kafka (one transaction: its sends, sendOffsets and commit; the SQLite flush after it is not included)',
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers: [registry],
     }),

@@ -194,7 +194,7 @@ export class Processor {
           messages: batch.messages,
           lastOffset: batch.lastOffset(),
         };
-        if (!task.foldBatch(input)) return;
+        if (!(await task.foldBatch(input))) return;
         resolveOffset(batch.lastOffset());
         metrics.consumerLag.set({ topic: batch.topic, partition: String(batch.partition) }, Number(batch.offsetLag()));
         await this.deps.hooks?.afterFold?.(task, input);

@@ -25,17 +25,22 @@ interface Harness {
   commitError: { value: unknown };
   restoreFrom: Array<Map<number, bigint | null>>;
   ends: Map<number, bigint>;
+  /** Per sendBatch: changelog records; per sendOffsets: the events offset committed. */
+  sent: number[];
+  offsets: number[];
 }
 
-function fakeProducer(task: number, h: Pick<Harness, 'calls' | 'commitError'>): Producer {
+function fakeProducer(task: number, h: Pick<Harness, 'calls' | 'commitError' | 'sent' | 'offsets'>): Producer {
   return {
     transaction: async () => ({
       sendBatch: async ({ topicMessages }: { topicMessages: Array<{ topic: string; messages: unknown[] }> }) => {
         h.calls.push(`send ${task}`);
+        h.sent.push(topicMessages.find((t) => t.topic === 'changelog')?.messages.length ?? 0);
         return topicMessages.map((t) => ({ topicName: t.topic, partition: task, errorCode: 0, baseOffset: '100' }));
       },
-      sendOffsets: async () => {
+      sendOffsets: async ({ topics }: { topics: Array<{ topic: string; partitions: Array<{ offset: string }> }> }) => {
         h.calls.push(`offsets ${task}`);
+        h.offsets.push(Number(topics.find((t) => t.topic === EVENTS)?.partitions[0]?.offset));
       },
       commit: async () => {
         if (h.commitError.value) throw h.commitError.value;
@@ -59,6 +64,8 @@ function harness(): Harness {
     ownership: { value: 'owner' as TaskOwnership },
     commitError: { value: undefined as unknown },
     restoreFrom: [] as Array<Map<number, bigint | null>>,
+    sent: [] as number[],
+    offsets: [] as number[],
     ends: new Map<number, bigint>([
       [0, 0n],
       [1, 0n],
@@ -181,10 +188,17 @@ describe('task lifecycle', () => {
     await until(() => h.lifecycle.stateOf(0) === 'RUNNING', 'task 0 to run');
     const task = h.lifecycle.runningTask(0)!;
     expect(
-      task.foldBatch({ topic: EVENTS, partition: 0, messages: [signUp(7, 'k1'), signUp(8, 'k2')], lastOffset: '8' }),
+      await task.foldBatch({
+        topic: EVENTS,
+        partition: 0,
+        messages: [signUp(7, 'k1'), signUp(8, 'k2')],
+        lastOffset: '8',
+      }),
     ).toBe(true);
     // A re-delivery of what was folded already is skipped, not applied twice.
-    expect(task.foldBatch({ topic: EVENTS, partition: 0, messages: [signUp(8, 'k2')], lastOffset: '8' })).toBe(true);
+    expect(await task.foldBatch({ topic: EVENTS, partition: 0, messages: [signUp(8, 'k2')], lastOffset: '8' })).toBe(
+      true,
+    );
     await until(() => h.calls.includes('commit 0'), 'a commit');
     expect(task.read('k1')?.version).toBe(1);
     expect(task.read('k2')?.version).toBe(1);
@@ -192,12 +206,31 @@ describe('task lifecycle', () => {
     expect(h.calls.filter((c) => c === 'commit 0')).toHaveLength(1);
   });
 
+  it('a batch folded in slices commits, in every transaction, the offset after the last record it carries', async () => {
+    h.lifecycle.onAssignment('member-a', [0]);
+    await until(() => h.lifecycle.stateOf(0) === 'RUNNING', 'task 0 to run');
+    const task = h.lifecycle.runningTask(0)!;
+    const messages = Array.from({ length: 1_234 }, (_, i) => signUp(7 + i, `key-${i}`));
+    expect(await task.foldBatch({ topic: EVENTS, partition: 0, messages, lastOffset: String(7 + 1_233 + 1) })).toBe(
+      true,
+    );
+    await until(() => h.offsets.at(-1) === 7 + 1_234 + 1, 'the whole batch (and its trailing marker) to commit');
+    // Commits landed between slices: each one's offset is right after the records it carried.
+    expect(h.offsets.length).toBeGreaterThan(1);
+    let carried = 0;
+    h.offsets.forEach((offset, i) => {
+      carried += h.sent[i] ?? 0; // the last transaction may carry only the marker's offset
+      if (i < h.offsets.length - 1) expect(offset).toBe(7 + carried);
+    });
+    expect(carried).toBe(1_234);
+  });
+
   it('a fenced task the coordinator does not give us waits, without fencing again; the next assignment re-enters it', async () => {
     h.lifecycle.onAssignment('member-a', [0]);
     await until(() => h.lifecycle.stateOf(0) === 'RUNNING', 'task 0 to run');
     h.ownership.value = 'not-owner';
     h.commitError.value = Object.assign(new Error('producer fenced'), { type: 'PRODUCER_FENCED' });
-    h.lifecycle
+    await h.lifecycle
       .runningTask(0)!
       .foldBatch({ topic: EVENTS, partition: 0, messages: [signUp(7, 'k1')], lastOffset: '7' });
     await until(() => h.calls.filter((c) => c === 'ownership 0').length >= 2, 'two ownership checks');
@@ -218,7 +251,7 @@ describe('task lifecycle', () => {
     h.lifecycle.onAssignment('member-a', [0]);
     await until(() => h.lifecycle.stateOf(0) === 'RUNNING', 'task 0 to run');
     h.commitError.value = Object.assign(new Error('producer fenced'), { type: 'INVALID_PRODUCER_EPOCH' });
-    h.lifecycle
+    await h.lifecycle
       .runningTask(0)!
       .foldBatch({ topic: EVENTS, partition: 0, messages: [signUp(7, 'k1')], lastOffset: '7' });
     await until(() => h.calls.includes('ownership 0'), 'an ownership check');
@@ -278,10 +311,12 @@ describe('task lifecycle', () => {
       commit(...args);
     };
     h.ownership.value = 'rebalancing'; // hold the task in FAILED until the test lets it go
-    task.foldBatch({ topic: EVENTS, partition: 0, messages: [signUp(7, 'k1')], lastOffset: '7' });
+    await task.foldBatch({ topic: EVENTS, partition: 0, messages: [signUp(7, 'k1')], lastOffset: '7' });
     await until(() => h.lifecycle.stateOf(0) === 'FAILED', 'the failure');
     // The other input's next batch must not run on the store that missed the committed unit.
-    expect(task.foldBatch({ topic: COMMANDS, partition: 0, messages: [signUp(2, 'k1')], lastOffset: '2' })).toBe(false);
+    expect(await task.foldBatch({ topic: COMMANDS, partition: 0, messages: [signUp(2, 'k1')], lastOffset: '2' })).toBe(
+      false,
+    );
     expect(h.lifecycle.runningTask(0)).toBeUndefined();
     expect(h.calls).toContain('pause 0');
     h.ownership.value = 'owner';

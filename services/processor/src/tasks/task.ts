@@ -29,6 +29,8 @@ export interface InputBatch {
 /** What one committed transaction carried (for metrics and the benchmark's observer). */
 export interface CommitReport {
   task: number;
+  /** The unit's number within the task (see Task.openUnit): what an observer matches folds to. */
+  unit: number;
   startedAt: number;
   committedAt: number;
   /** Input topic -> timestamps of the records the transaction committed. */
@@ -72,6 +74,9 @@ export interface TaskDeps {
   now?: () => number;
 }
 
+/** Records folded between two yields to the event loop (a fetched batch can hold thousands). */
+const FOLD_SLICE = 500;
+
 /** How long close() waits for a transaction in flight before it lets go of the producer. */
 const CLOSE_WAIT_MS = 15_000;
 
@@ -91,6 +96,7 @@ export class Task {
   store?: TaskStore;
   private producer?: Producer;
   private open = new UnitOfWork();
+  private units = 0;
   private committing?: UnitOfWork;
   private inFlight?: Promise<void>;
   private timer?: NodeJS.Timeout;
@@ -138,6 +144,7 @@ export class Task {
     this.position.clear();
     for (const [topic, offset] of positions) this.position.set(topic, offset);
     this.open = new UnitOfWork();
+    this.units++; // the dropped unit's number is never reused
     this.committing = undefined;
     this.throttled = false;
     this.transition('RUNNING');
@@ -148,39 +155,39 @@ export class Task {
     return new Map(this.position);
   }
 
+  /** The number of the open unit: what is folded now is committed by the CommitReport with this `unit`. */
+  get openUnit(): number {
+    return this.units;
+  }
+
   /** Input records folded but not yet committed (open and committing units). */
   get uncommitted(): number {
     return this.open.records + (this.committing?.records ?? 0);
   }
 
   /**
-   * Folds a fetched batch into the open unit. Records before the task's position (a
-   * re-delivery after a rejoin) are skipped. Returns false when the task cannot take it (not
-   * RUNNING, or the fold failed): the caller must not advance the consumer past the batch.
+   * Folds a fetched batch into the open unit, FOLD_SLICE records at a time, yielding to the
+   * event loop between slices so that commits and timers of every task run during a long
+   * batch. Records before the task's position (a re-delivery after a rejoin) are skipped. The
+   * input offsets move with the records: a commit that lands between two slices carries the
+   * offset after the last record it holds. Resolves false when the task cannot take the batch
+   * (not RUNNING, a new incarnation, or the fold failed): the caller must not advance the
+   * consumer past it.
    */
-  foldBatch(batch: InputBatch): boolean {
+  async foldBatch(batch: InputBatch): Promise<boolean> {
     if (this.current !== 'RUNNING') return false;
-    const from = this.position.get(batch.topic) ?? 0n;
+    const incarnation = this.incarnation;
     const next = BigInt(batch.lastOffset) + 1n;
-    if (next <= from) return true;
-    let stamps = this.open.timestamps.get(batch.topic);
-    if (!stamps) this.open.timestamps.set(batch.topic, (stamps = []));
-    let folded = 0;
-    try {
-      for (const message of batch.messages) {
-        if (BigInt(message.offset) < from) continue;
-        foldRecord(this.open, { topic: batch.topic, partition: batch.partition, message }, this.fold);
-        stamps.push(Number(message.timestamp));
-        folded++;
+    if (next <= (this.position.get(batch.topic) ?? 0n)) return true;
+    const { messages } = batch;
+    for (let i = 0; i < messages.length; i += FOLD_SLICE) {
+      if (i > 0) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        if (this.current !== 'RUNNING' || this.incarnation !== incarnation) return false;
       }
-    } catch (err) {
-      // Not bad input (that is a dead letter): the store or the aggregate failed mid-unit.
-      this.deps.onFailure(this, asTaskFailure(err, 'store', `task ${this.id}: folding a batch failed`));
-      return false;
+      if (!this.foldSlice(batch, i, Math.min(i + FOLD_SLICE, messages.length))) return false;
     }
-    this.open.records += folded;
-    this.open.offsets.set(batch.topic, next);
-    this.position.set(batch.topic, next);
+    this.advance(batch.topic, next); // past the batch's trailing markers too
     if (!this.throttled && this.uncommitted >= this.deps.maxUncommittedRecords) {
       this.throttled = true;
       this.deps.metrics.backPressurePauses.inc();
@@ -188,6 +195,40 @@ export class Task {
     }
     this.schedule();
     return true;
+  }
+
+  private foldSlice(batch: InputBatch, start: number, end: number): boolean {
+    const from = this.position.get(batch.topic) ?? 0n;
+    const unit = this.open;
+    let stamps = unit.timestamps.get(batch.topic);
+    if (!stamps) unit.timestamps.set(batch.topic, (stamps = []));
+    let folded = 0;
+    let last: bigint | undefined;
+    try {
+      for (let i = start; i < end; i++) {
+        const message = batch.messages[i]!;
+        const offset = BigInt(message.offset);
+        if (offset < from) continue;
+        foldRecord(unit, { topic: batch.topic, partition: batch.partition, message }, this.fold);
+        stamps.push(Number(message.timestamp));
+        folded++;
+        last = offset;
+      }
+    } catch (err) {
+      // Not bad input (that is a dead letter): the store or the aggregate failed mid-unit.
+      this.deps.onFailure(this, asTaskFailure(err, 'store', `task ${this.id}: folding a batch failed`));
+      return false;
+    }
+    unit.records += folded;
+    if (last !== undefined) this.advance(batch.topic, last + 1n);
+    this.schedule(); // a commit due now takes this slice; the next one goes into a new unit
+    return true;
+  }
+
+  private advance(topic: string, next: bigint): void {
+    if (next <= (this.position.get(topic) ?? 0n)) return;
+    this.position.set(topic, next);
+    this.open.offsets.set(topic, next);
   }
 
   /**
@@ -222,6 +263,7 @@ export class Task {
     this.failures++;
     this.clearTimer();
     this.open = new UnitOfWork();
+    this.units++; // the dropped unit's number is never reused
     this.committing = undefined;
     this.throttled = false;
     const producer = this.producer;
@@ -251,6 +293,7 @@ export class Task {
       clearTimeout(timeout);
     }
     this.open = new UnitOfWork();
+    this.units++; // the dropped unit's number is never reused
     this.committing = undefined;
     await this.producer
       ?.disconnect()
@@ -304,6 +347,7 @@ export class Task {
 
   private async runCommit(): Promise<void> {
     const unit = this.open;
+    const unitNumber = this.units++;
     const producer = this.producer!;
     const store = this.store!;
     const incarnation = this.incarnation;
@@ -329,7 +373,7 @@ export class Task {
         }
       }
       this.failures = 0;
-      this.report(unit, startedAt, committedAt, changes.length);
+      this.report(unit, unitNumber, startedAt, committedAt, changes.length);
     } catch (err) {
       if (this.incarnation === incarnation && this.current === 'RUNNING') {
         this.deps.onFailure(this, asTaskFailure(err, 'commit', `task ${this.id}: commit failed`));
@@ -345,7 +389,7 @@ export class Task {
     }
   }
 
-  private report(unit: UnitOfWork, startedAt: number, committedAt: number, changes: number): void {
+  private report(unit: UnitOfWork, unitNumber: number, startedAt: number, committedAt: number, changes: number): void {
     const { metrics, onCommit } = this.deps;
     const task = String(this.id);
     metrics.transactions.inc({ task });
@@ -357,6 +401,7 @@ export class Task {
     }
     onCommit?.({
       task: this.id,
+      unit: unitNumber,
       startedAt,
       committedAt,
       inputs: unit.timestamps,

@@ -21,8 +21,15 @@ export class UnitOfWork {
   /** Input records folded (consumed records; generated inputs are not counted). */
   records = 0;
 
+  /** Nothing to commit. Offsets alone count: a batch can end in transaction markers only. */
   get isEmpty(): boolean {
-    return this.records === 0 && this.cache.size === 0 && this.results.length === 0 && this.deadLetters.length === 0;
+    return (
+      this.offsets.size === 0 &&
+      this.records === 0 &&
+      this.cache.size === 0 &&
+      this.results.length === 0 &&
+      this.deadLetters.length === 0
+    );
   }
 
   countCommand(outcome: string): void {
