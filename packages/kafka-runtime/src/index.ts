@@ -9,3 +9,4 @@ export type { TaskOwnership } from './ownership';
 export type { TaskProducerOptions } from './transactional';
 export { KafkaRuntimeError, KafkaRuntimeErrorCodes, NotCoPartitionedError, isFencedError } from './errors';
 export type { KafkaRuntimeErrorCode } from './errors';
+export { withCoordinatorCache } from './coordinator-cache';

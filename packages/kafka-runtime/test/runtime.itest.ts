@@ -140,4 +140,70 @@ describe('kafka-runtime against a real broker', () => {
     const records = await readTopic(kafka, topic, { isolation: 'read_committed' });
     expect(records.map((r) => r.value)).toEqual(['from the owner']);
   });
+
+  it('a task producer looks its coordinators up once, not before every transactional request', async () => {
+    const topic = uniqueName('coordinators');
+    const groupId = uniqueName('group');
+    const admin = kafka.admin();
+    await admin.connect();
+    await createTopics(admin, [{ topic, partitions: 1 }]);
+    await admin.disconnect();
+    const count = (producer: Awaited<ReturnType<typeof initTaskProducer>>) => {
+      const seen = new Map<string, number>();
+      producer.on(producer.events.REQUEST, ({ payload }) =>
+        seen.set(payload.apiName, (seen.get(payload.apiName) ?? 0) + 1),
+      );
+      return seen;
+    };
+    const run = async (producer: Awaited<ReturnType<typeof initTaskProducer>>) => {
+      for (let i = 0; i < 5; i++) {
+        const tx = await producer.transaction();
+        await tx.send({ topic, messages: [{ key: 'k', value: String(i) }] });
+        await tx.sendOffsets({
+          consumerGroupId: groupId,
+          topics: [{ topic, partitions: [{ partition: 0, offset: String(i + 1) }] }],
+        });
+        await tx.commit();
+      }
+    };
+    // On a fresh broker the offsets topic is still loading: TxnOffsetCommit answers NOT_COORDINATOR
+    // for a while, whatever the client. Warm it up first, outside what is counted.
+    const warm = await initTaskProducer({ kafka, appId: uniqueName('warm'), task: 0 });
+    await waitUntil(
+      async () => {
+        const tx = await warm.transaction();
+        try {
+          await tx.sendOffsets({
+            consumerGroupId: groupId,
+            topics: [{ topic, partitions: [{ partition: 0, offset: '0' }] }],
+          });
+          await tx.commit();
+          return true;
+        } catch {
+          await tx.abort().catch(() => undefined);
+          return false;
+        }
+      },
+      { timeoutMs: 60_000, intervalMs: 500, message: 'the group coordinator to accept offsets' },
+    );
+    await warm.disconnect();
+    const cached = await initTaskProducer({ kafka, appId: uniqueName('app'), task: 0 });
+    const requests = count(cached);
+    await run(cached);
+    await cached.disconnect();
+    // Five transactions of four requests each, and at most one lookup per coordinator.
+    expect(requests.get('EndTxn')).toBe(5);
+    expect(requests.get('AddOffsetsToTxn')).toBe(5);
+    expect(requests.get('GroupCoordinator') ?? 0).toBeLessThanOrEqual(2);
+
+    // The same work on a plain kafkajs transactional producer asks before every request.
+    const plain = kafka.producer({ transactionalId: uniqueName('plain'), idempotent: true, maxInFlightRequests: 1 });
+    await plain.connect();
+    const plainRequests = count(plain);
+    await run(plain);
+    await plain.disconnect();
+    expect(plainRequests.get('GroupCoordinator')).toBeGreaterThanOrEqual(20);
+    const records = await readTopic(kafka, topic, { isolation: 'read_committed' });
+    expect(records).toHaveLength(10);
+  });
 });
