@@ -2,6 +2,7 @@ import {
   applyAccountEvent,
   DORMANCY_SWEEP,
   generateAccountEvents,
+  mulberry32,
   validateAccountEvent,
   type KeyedEvent,
 } from '@state-relay/accounts';
@@ -15,16 +16,7 @@ const DAY = 24 * 60 * 60 * 1000;
 export const AS_OF = Date.UTC(2026, 9, 1);
 
 /** A small PRNG (mulberry32), so a seed replays the same load. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const prng = mulberry32;
 
 export interface Seeded {
   events: KeyedEvent[];

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { freePort, startKafka, uniqueName, waitUntil, type StartedKafka } from '@state-relay/testkit';
+import { freePort, metricSum, startKafka, uniqueName, waitUntil, type StartedKafka } from '@state-relay/testkit';
 import {
   GenericContainer,
   getContainerRuntimeClient,
@@ -110,14 +110,7 @@ export class ServiceNode {
 
   /** The sum of a Prometheus counter's samples whose labels contain `labels` (e.g. `kind="fenced"`). */
   async counter(name: string, labels = ''): Promise<number> {
-    const text = await (await fetch(`${this.url}/metrics`)).text();
-    let sum = 0;
-    for (const line of text.split('\n')) {
-      if (!line.startsWith(name) || (labels && !line.includes(labels))) continue;
-      const value = Number(line.slice(line.lastIndexOf(' ') + 1));
-      if (Number.isFinite(value)) sum += value;
-    }
-    return sum;
+    return metricSum(await (await fetch(`${this.url}/metrics`)).text(), name, labels);
   }
 
   /** The container's environment as the runtime started it (names only for secrets). */
@@ -273,18 +266,7 @@ export class FaultStack {
    * now (state Ongoing: records sent, no EndTxn yet), from Kafka's own TransactionsCommand.
    */
   async ongoingTransactions(prefix: string): Promise<string[]> {
-    const { output, exitCode } = await this.kafka.container.exec([
-      'java',
-      '-cp',
-      '/opt/kafka/libs/*',
-      'org.apache.kafka.tools.TransactionsCommand',
-      '--bootstrap-server',
-      'localhost:29092',
-      'list',
-    ]);
-    if (exitCode !== 0) throw new Error(`TransactionsCommand list failed (${exitCode}): ${output.slice(0, 500)}`);
-    return output
-      .split('\n')
+    return (await this.transactionsCommand(['list']))
       .map((line) => line.trim().split(/\s+/))
       .filter((cols) => cols[0]?.startsWith(prefix) && cols.includes('Ongoing'))
       .map((cols) => cols[0]!);
@@ -294,20 +276,26 @@ export class FaultStack {
   async describeTransactions(ids: string[]): Promise<string[]> {
     const out: string[] = [];
     for (const id of ids) {
-      const { output } = await this.kafka.container.exec([
-        'java',
-        '-cp',
-        '/opt/kafka/libs/*',
-        'org.apache.kafka.tools.TransactionsCommand',
-        '--bootstrap-server',
-        'localhost:29092',
-        'describe',
-        '--transactional-id',
-        id,
-      ]);
-      out.push(...output.split('\n').filter((l) => l.includes(id)));
+      out.push(
+        ...(await this.transactionsCommand(['describe', '--transactional-id', id])).filter((l) => l.includes(id)),
+      );
     }
     return out;
+  }
+
+  /** Kafka's own TransactionsCommand, run inside the broker container; its output lines. */
+  private async transactionsCommand(args: string[]): Promise<string[]> {
+    const { output, exitCode } = await this.kafka.container.exec([
+      'java',
+      '-cp',
+      '/opt/kafka/libs/*',
+      'org.apache.kafka.tools.TransactionsCommand',
+      '--bootstrap-server',
+      'localhost:29092',
+      ...args,
+    ]);
+    if (exitCode !== 0) throw new Error(`TransactionsCommand ${args[0]} failed (${exitCode}): ${output.slice(0, 500)}`);
+    return output.split('\n');
   }
 
   /** Restarts the broker container (graceful stop, start); clients reconnect to the same address. */

@@ -7,3 +7,4 @@ export { accountActions, closeAccount, markDormant } from './actions';
 export { accountsOracle } from './oracle';
 export { generateAccountEvents } from './generator';
 export type { AccountEventsOptions } from './generator';
+export { mulberry32 } from './prng';

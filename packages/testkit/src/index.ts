@@ -17,3 +17,4 @@ export function testBrokers(): string[] {
     );
   return brokers.split(',');
 }
+export { metricSum } from './prometheus';

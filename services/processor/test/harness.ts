@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { generateAccountEvents } from '@state-relay/accounts';
 import { decodeStoredEntity, encodeEvent, type DomainEvent, type StoredEntity } from '@state-relay/contracts';
-import { freePort, readTopic, uniqueName, waitUntil } from '@state-relay/testkit';
+import { freePort, metricSum, readTopic, uniqueName, waitUntil } from '@state-relay/testkit';
 import type { Kafka } from 'kafkajs';
 
 const SERVER = resolve(__dirname, '../dist/server.js');
@@ -126,14 +126,7 @@ export class ProcessorProcess {
 
   /** The sum of a Prometheus metric's samples whose labels contain `labels`. */
   async metric(name: string, labels = ''): Promise<number> {
-    const text = await (await fetch(`${await this.url}/metrics`)).text();
-    let sum = 0;
-    for (const line of text.split('\n')) {
-      if (!line.startsWith(name) || (labels && !line.includes(labels))) continue;
-      const value = Number(line.slice(line.lastIndexOf(' ') + 1));
-      if (Number.isFinite(value)) sum += value;
-    }
-    return sum;
+    return metricSum(await (await fetch(`${await this.url}/metrics`)).text(), name, labels);
   }
 
   /** SIGKILL: no shutdown code runs; open transactions stay open until fenced. */

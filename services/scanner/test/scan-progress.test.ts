@@ -1,3 +1,4 @@
+import { mulberry32 } from '@state-relay/accounts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,16 +40,7 @@ function seed(replica: ReplicaStore, rows: number, layout: Layout): string[] {
 }
 
 /** A small deterministic PRNG, so a failing fast-check case replays exactly. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const prng = mulberry32;
 
 const applied = (c: UpdateCommand): CommandResult => ({
   commandId: c.commandId,
