@@ -2,13 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { accountsDomain, accountsOracle } from '@state-relay/accounts';
-import {
-  commandIdFor,
-  decodeCommandResult,
-  encodeCommand,
-  encodeEvent,
-  type UpdateCommand,
-} from '@state-relay/contracts';
+import { commandIdFor, decodeCommandResult, encodeCommand, type UpdateCommand } from '@state-relay/contracts';
 import { TaskStore } from '@state-relay/store';
 import { kafkaClient, readTopic, testBrokers, waitUntil } from '@state-relay/testkit';
 import type { Kafka } from 'kafkajs';
