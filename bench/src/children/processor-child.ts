@@ -130,27 +130,26 @@ runChild<ProcessorChildConfig>(async (cfg, send) => {
     armedAt: number;
     /** Every task has walked its whole store (its last changes may still be uncommitted). */
     walkedAt?: number;
-    /** Task -> seq (TransactionTiming.seq) of the transaction that carries its last sweep change. */
+    /** Task -> the unit of work (Task.openUnit, CommitReport.unit) that carries its last sweep change. */
     target: Map<number, number>;
     reported: boolean;
   }
   let sweep: SweepState | undefined;
-  const committedSeq = new Map<number, number>();
+  /** Task -> the highest unit of work committed. */
+  const committedUnit = new Map<number, number>();
   const sweepCommitted = () => {
     const s = sweep;
     if (!s || s.walkedAt === undefined || s.reported) return;
-    for (const [task, seq] of s.target) if ((committedSeq.get(task) ?? 0) < seq) return;
+    for (const [task, unit] of s.target) if ((committedUnit.get(task) ?? -1) < unit) return;
     s.reported = true;
     sweep = undefined;
     send({ type: 'sweep-done', armedAt: s.armedAt, walkedAt: s.walkedAt, doneAt: Date.now(), ...s.run.progress });
   };
 
-  const counters = instrumentTransactions(
+  instrumentTransactions(
     {
       onCommitted: (t) => {
         report.transactions.push(t);
-        committedSeq.set(t.task, Math.max(committedSeq.get(t.task) ?? 0, t.seq));
-        sweepCommitted();
       },
       onAborted: (t) => report.aborted.push(t),
       onRequest: (api, ms) => {
@@ -167,6 +166,8 @@ runChild<ProcessorChildConfig>(async (cfg, send) => {
   const hooks: ProcessorHooks = {
     onCommit: (r: CommitReport) => {
       const flushedAt = Date.now();
+      committedUnit.set(r.task, Math.max(committedUnit.get(r.task) ?? -1, r.unit));
+      sweepCommitted();
       const events = r.inputs.get(config.eventsTopic) ?? [];
       const commands = r.inputs.get(config.commandsTopic) ?? [];
       let oldest = Infinity;
@@ -188,16 +189,15 @@ runChild<ProcessorChildConfig>(async (cfg, send) => {
         oldestEvent: Number.isFinite(oldest) ? oldest : null,
       });
     },
-    // Synchronous: the slice folds its commands into the task's open unit (Task.applyGenerated),
-    // committed with the task's next transaction. The transaction that carries a task's last
-    // sweep change is the next one to begin for it (or the one the slice itself began).
+    // Synchronous: the slice folds its commands into the task's open unit (Task.applyGenerated);
+    // the CommitReport with that unit's number carries them.
     afterFold: (task) => {
       const s = sweep;
       if (!s || s.walkedAt !== undefined) return;
-      const before = counters.begun(task.id);
       const changes = s.run.progress.changes;
+      const unit = task.openUnit; // the slice folds into this unit (a commit it starts takes it)
       s.run.slice(task);
-      if (s.run.progress.changes > changes) s.target.set(task.id, before + 1);
+      if (s.run.progress.changes > changes) s.target.set(task.id, unit);
     },
   };
 
