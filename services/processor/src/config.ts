@@ -26,6 +26,12 @@ export interface ProcessorConfig {
   commitMaxRecords: number;
   /** A task pauses its partitions while its uncommitted input records exceed this (back-pressure). */
   maxUncommittedRecords: number;
+  /**
+   * Bytes fetched per partition per fetch. kafkajs fetches again only when every batch of a
+   * fetch is folded, so this bounds how long a burst on one input (a sweep's commands) holds
+   * back the events of every task.
+   */
+  fetchMaxBytesPerPartition: number;
 }
 
 /**
@@ -151,6 +157,7 @@ function readProcessorConfig(env: NodeJS.ProcessEnv, problems: string[]): Proces
     commitIntervalMs: int('COMMIT_INTERVAL_MS', 100, 1, 60_000),
     commitMaxRecords: int('COMMIT_MAX_RECORDS', 10_000, 1, 1_000_000),
     maxUncommittedRecords: int('MAX_UNCOMMITTED_RECORDS', 50_000, 1, 10_000_000),
+    fetchMaxBytesPerPartition: int('FETCH_MAX_BYTES_PER_PARTITION', 262_144, 16_384, 16_777_216),
   };
   if (config.maxUncommittedRecords < config.commitMaxRecords) {
     problems.push(

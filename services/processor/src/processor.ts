@@ -160,7 +160,7 @@ export class Processor {
       sessionTimeout: config.sessionTimeoutMs,
       heartbeatInterval: Math.floor(config.sessionTimeoutMs / 10),
       maxWaitTimeInMs: 50,
-      maxBytesPerPartition: 2 * 1024 * 1024,
+      maxBytesPerPartition: config.fetchMaxBytesPerPartition,
       retry: { retries: 10 },
     });
     this.consumer = consumer;
