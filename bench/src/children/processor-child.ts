@@ -228,6 +228,8 @@ runChild<ProcessorChildConfig>(async (cfg, send) => {
         action: DORMANCY_SWEEP.action,
         asOf: s.asOf,
         keysPerSlice: s.keysPerSlice ?? Infinity,
+        // The chunked sweep is a wall-clock punctuator: one slice per task per 100 ms at most.
+        sliceEveryMs: s.keysPerSlice === null ? 0 : 100,
         tasks: processor.tasks.owned,
       });
       const state: SweepState = { run: current, armedAt: Date.now(), target: new Map(), reported: false };

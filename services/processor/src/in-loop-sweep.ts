@@ -25,6 +25,11 @@ export interface InLoopSweepOptions {
   asOf: number;
   /** Keys walked per slice; Infinity = the whole task store at once. */
   keysPerSlice: number;
+  /**
+   * At most one slice per task this often (ms), as a wall-clock punctuator is scheduled
+   * (Kafka Streams' chunked punctuator: 1,000 keys every 100 ms). 0: a slice after every batch.
+   */
+  sliceEveryMs?: number;
   /** The tasks to sweep; the sweep is done when each has walked its whole store. */
   tasks: number[];
 }
@@ -34,6 +39,7 @@ const PAGE = 5_000;
 
 export class InLoopSweep {
   private readonly cursors = new Map<number, string | null>();
+  private readonly lastSlice = new Map<number, number>();
   private remaining: number;
   private resolveDone!: () => void;
   /** Resolves when every task has swept its whole store. */
@@ -50,6 +56,12 @@ export class InLoopSweep {
   /** One slice of `task`'s sweep; a no-op for tasks that are done or not part of it. */
   slice(task: Task): void {
     if (!this.cursors.has(task.id)) return;
+    const every = this.options.sliceEveryMs ?? 0;
+    if (every > 0) {
+      const now = Date.now();
+      if (now - (this.lastSlice.get(task.id) ?? 0) < every) return;
+      this.lastSlice.set(task.id, now);
+    }
     let cursor = this.cursors.get(task.id)!;
     const budget = this.options.keysPerSlice;
     const inputs: Array<[string, AggregateInput]> = [];
