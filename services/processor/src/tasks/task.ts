@@ -188,12 +188,12 @@ export class Task {
       if (!this.foldSlice(batch, i, Math.min(i + FOLD_SLICE, messages.length))) return false;
     }
     this.advance(batch.topic, next); // past the batch's trailing markers too
-    if (!this.throttled && this.uncommitted >= this.deps.maxUncommittedRecords) {
+    this.schedule();
+    if (!this.throttled && this.mustWait()) {
       this.throttled = true;
       this.deps.metrics.backPressurePauses.inc();
       this.deps.pause(this.id);
     }
-    this.schedule();
     return true;
   }
 
@@ -324,6 +324,16 @@ export class Task {
     this.deps.metrics.storeBytes.remove({ task: String(this.id) });
   }
 
+  /**
+   * Back-pressure: stop fetching for this task while its uncommitted records reach the bound,
+   * or while a full unit waits for the commit in flight (a backlog: folding more would only
+   * starve that commit of the event loop and make the next transactions small).
+   */
+  private mustWait(): boolean {
+    if (this.uncommitted >= this.deps.maxUncommittedRecords) return true;
+    return this.inFlight !== undefined && this.open.records >= this.deps.commitMaxRecords;
+  }
+
   /** Starts a commit when one is due (interval elapsed, or the unit is big) and none is in flight. */
   private schedule(): void {
     if (this.current !== 'RUNNING' || this.inFlight || this.open.isEmpty) return;
@@ -381,11 +391,11 @@ export class Task {
     } finally {
       if (this.committing === unit) this.committing = undefined;
       this.inFlight = undefined;
-      if (this.throttled && this.current === 'RUNNING' && this.uncommitted < this.deps.maxUncommittedRecords) {
+      this.schedule(); // a full unit commits right away, and the task fetches again meanwhile
+      if (this.throttled && this.current === 'RUNNING' && !this.mustWait()) {
         this.throttled = false;
         this.deps.resume(this.id);
       }
-      this.schedule();
     }
   }
 
