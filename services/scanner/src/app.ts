@@ -55,7 +55,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: deps.maxBodyBytes,
     // Above every schema's own limit, so an over-long id gets the schema's 400 naming the field.
-    maxParamLength: 2048,
+    routerOptions: { maxParamLength: 2048 },
     // Errors the router raises before any route runs (a malformed %-escape) in the API's shape.
     frameworkErrors: (err, request, reply) => {
       const { status, body } = toErrorReply(err, deps.maxBodyBytes);
