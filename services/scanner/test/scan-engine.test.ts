@@ -8,9 +8,9 @@ import { waitUntil } from '@state-relay/testkit';
 import pino from 'pino';
 import type { CommandSink } from '../src/command-sender';
 import { createScannerMetrics } from '../src/metrics';
-import type { ScanRecord } from '../src/scan';
 import { ScanEngine, type ScanEngineDeps } from '../src/scan-engine';
 import { ScanStore } from '../src/scan-store';
+import { scanFinished } from './scan-wait';
 
 const DAY = 86_400_000;
 const NOW = Date.UTC(2026, 10, 1);
@@ -117,14 +117,7 @@ describe('scan engine (real SQLite, fake Kafka)', () => {
     return { engine: e, store };
   }
 
-  const finished = (store: ScanStore, id: string) =>
-    waitUntil(
-      () => {
-        const s = store.get(id)!;
-        return ['completed', 'cancelled', 'failed'].includes(s.status) && s;
-      },
-      { timeoutMs: 20_000, intervalMs: 10, message: `scan ${id} to finish` },
-    ) as Promise<ScanRecord>;
+  const finished = (store: ScanStore, id: string) => scanFinished(store, id, 20_000);
 
   it('walks every row once and emits one command per match, completing when every result is in', async () => {
     const { engine: e, store } = engine();

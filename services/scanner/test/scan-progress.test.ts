@@ -10,12 +10,13 @@ import fc from 'fast-check';
 import pino from 'pino';
 import type { CommandSink } from '../src/command-sender';
 import { createScannerMetrics } from '../src/metrics';
-import type { ScanOptions, ScanRecord } from '../src/scan';
+import type { ScanOptions } from '../src/scan';
 import { ScanEngine, type ScanEngineDeps } from '../src/scan-engine';
 import { commandsPerBatch } from '../src/scan-plan';
 import { EngineScanService } from '../src/scan-service';
 import { ScanStore } from '../src/scan-store';
 import type { ScanView } from '../src/scan-view';
+import { scanFinished } from './scan-wait';
 
 const DAY = 86_400_000;
 const NOW = Date.UTC(2026, 10, 1);
@@ -104,14 +105,7 @@ describe('scan progress counts and batches (real SQLite, fake Kafka)', () => {
     return { replica, store, engine, service };
   }
 
-  const finished = (store: ScanStore, id: string) =>
-    waitUntil(
-      () => {
-        const s = store.get(id)!;
-        return ['completed', 'cancelled', 'failed'].includes(s.status) && s;
-      },
-      { timeoutMs: 30_000, intervalMs: 5, message: `scan ${id} to finish` },
-    ) as Promise<ScanRecord>;
+  const finished = (store: ScanStore, id: string) => scanFinished(store, id, 30_000);
 
   it('emitted = pending + results at every read, for any options and any timing of the results', async () => {
     await fc.assert(
