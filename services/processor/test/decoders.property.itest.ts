@@ -215,10 +215,10 @@ describe('the processor on random bytes (property-based, real broker)', () => {
     for (const key of [...oracle.keys()].slice(0, 10))
       expect((await proc.getState(key)).body.value).toEqual(oracle.get(key));
 
-    // Never crashed, never stalled: the same process, still ready, no failed batch.
+    // Never crashed, never stalled: the same process, still ready, no task failed.
     expect(pidOf(proc)).toBe(pid);
     expect((await fetch(`${await proc.url}/readyz`)).status).toBe(200);
-    expect(proc.output).not.toMatch(/batch failed|consumer crashed|"level":(50|60)/);
+    expect(proc.output).not.toMatch(/task failed|consumer crashed|"level":(50|60)/);
     expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
   });
 
