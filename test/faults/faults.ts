@@ -131,12 +131,18 @@ async function addProcessor(ctx: ScenarioContext, env?: Record<string, string>):
 }
 
 /**
+ * Under a light load a task's transaction is open (records sent, no EndTxn) only a few percent of
+ * the time, and each check costs a JVM start inside the broker container.
+ */
+const FREEZE_ATTEMPTS = 60;
+
+/**
  * Freezes `node` (SIGSTOP) at a moment when one of its transactions is open on the broker
  * (records sent, no EndTxn), as the broker itself reports it; tries again at another moment
  * until it lands. Returns the open transactional ids and when the freeze began.
  */
 async function freezeMidTransaction(ctx: ScenarioContext, node: ServiceNode): Promise<{ open: string[]; at: number }> {
-  for (let attempt = 1; attempt <= 25; attempt++) {
+  for (let attempt = 1; attempt <= FREEZE_ATTEMPTS; attempt++) {
     // Its own tasks' transactional ids: another instance's open transaction proves nothing here.
     const own = new Set((await node.tasks()).map((t) => `${ctx.d.appId}-${t}`));
     const at = Date.now();
@@ -149,7 +155,7 @@ async function freezeMidTransaction(ctx: ScenarioContext, node: ServiceNode): Pr
     await node.thaw();
     await sleep(20 + Math.floor(ctx.random() * 200));
   }
-  throw new Error(`never caught ${node.name} with a transaction of its own open in 25 freezes`);
+  throw new Error(`never caught ${node.name} with a transaction of its own open in ${FREEZE_ATTEMPTS} freezes`);
 }
 
 /**

@@ -19,8 +19,20 @@ export interface ResultsFollowerDeps {
  * Records the processor's command results (read_committed). Results are idempotent by command
  * id (the first one wins), so the group's committed offsets may lag or repeat without harm.
  */
+/**
+ * A consumer that has made no fetch for this long is restarted. kafkajs's consumer can hang
+ * after a broker restart without a crash event (tulios/kafkajs#659: a batch whose processing
+ * never ends); seen here as a scan waiting for results the processor had long committed.
+ * Re-reading results is harmless: each is recorded once (INSERT OR IGNORE).
+ */
+const STALL_MS = 30_000;
+
 export class ResultsFollower {
   private consumer?: Consumer;
+  private lastFetchAt = Date.now();
+  private watchdog?: NodeJS.Timeout;
+  private restarting = false;
+  private stopped = false;
 
   constructor(private readonly deps: ResultsFollowerDeps) {}
 
@@ -39,6 +51,12 @@ export class ResultsFollower {
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       logger.error({ err: payload.error, restart: payload.restart }, 'results follower crashed');
     });
+    consumer.on(consumer.events.FETCH_START, () => {
+      this.lastFetchAt = Date.now();
+    });
+    this.lastFetchAt = Date.now();
+    this.watchdog ??= setInterval(() => void this.restartIfStalled(), 5_000);
+    this.watchdog.unref();
     await consumer.connect();
     await consumer.subscribe({ topics: [topic], fromBeginning: true });
     await consumer.run({
@@ -67,7 +85,32 @@ export class ResultsFollower {
     });
   }
 
+  private async restartIfStalled(): Promise<void> {
+    const idleMs = Date.now() - this.lastFetchAt;
+    if (this.stopped || this.restarting || idleMs < STALL_MS) return;
+    this.restarting = true;
+    this.deps.logger.warn({ idleMs }, 'results follower made no fetch for 30 s; restarting its consumer');
+    try {
+      // A hung consumer may never finish disconnecting; the group evicts it once its heartbeats stop.
+      const old = this.consumer;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        old?.disconnect().catch(() => undefined),
+        new Promise((resolve) => (timer = setTimeout(resolve, 10_000))),
+      ]);
+      clearTimeout(timer);
+      if (!this.stopped) await this.start();
+    } catch (err) {
+      this.deps.logger.warn({ err }, 'restarting the results follower failed; trying again');
+      this.lastFetchAt = Date.now();
+    } finally {
+      this.restarting = false;
+    }
+  }
+
   async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.watchdog) clearInterval(this.watchdog);
     await this.consumer
       ?.disconnect()
       .catch((err: unknown) => this.deps.logger.warn({ err }, 'results consumer disconnect failed'));
