@@ -3,6 +3,8 @@ import { commandIdFor, decodeCommandResult, type CommandResult, type StoredEntit
 import { evaluateCondition } from '@state-relay/rules';
 import { kafkaClient, readTopic, waitUntil } from '@state-relay/testkit';
 import type { Kafka } from 'kafkajs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { changelogState, waitCaughtUp } from '../../services/processor/test/harness';
 import {
   AS_OF,
@@ -152,13 +154,21 @@ async function diagnose(ctx: ScenarioContext, timeline: string[]): Promise<strin
   } finally {
     await admin.disconnect();
   }
+  const dir = path.join(__dirname, '..', '..', '.state-relay', 'fault-logs', d.appId);
+  await mkdir(dir, { recursive: true });
   for (const node of [...ctx.processors, ctx.scanner]) {
-    const lines = (await node.logs().catch(() => '')).split('\n').filter((l) => /"level":(40|50|60)/.test(l));
+    const all = await node.logs().catch(() => '');
+    await writeFile(path.join(dir, `${node.name}.log`), all);
+    const lines = all.split('\n');
+    const bad = lines.filter((l) => /"level":(40|50|60)/.test(l));
+    // The service's own lines say what it decided; kafkajs's connection noise only says the broker was away.
+    const own = lines.filter((l) => l.startsWith('{') && !l.includes('"component":"kafkajs"'));
     out.push(
-      `${node.name}: ${lines.length} warnings or errors; the last ones:`,
-      ...lines.slice(-12).map((l) => `  ${l.slice(0, 600)}`),
+      `${node.name}: ${bad.length} warnings or errors; its own last lines:`,
+      ...own.slice(-15).map((l) => `  ${l.slice(0, 600)}`),
     );
   }
+  out.push(`full logs: ${dir}`);
   return out.join('\n');
 }
 
