@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Kafka } from 'kafkajs';
+import { watchConsumer } from './consumer-watch';
 import { KafkaRuntimeError, KafkaRuntimeErrorCodes } from './errors';
 import { endOffsets } from './topics';
 
@@ -23,6 +24,8 @@ export interface RestoreRequest {
   onProgress?: (restored: number, total: number) => void;
   groupPrefix?: string;
   timeoutMs?: number;
+  /** No fetch or join for this long fails the restore (retriably); default 60 s. */
+  stallMs?: number;
   /**
    * The end offsets of every partition of the topic, read by the caller after it fenced the
    * tasks' earlier owners. Without them the end is read here, at the start.
@@ -91,6 +94,18 @@ export async function restoreChangelog(req: RestoreRequest): Promise<RestoreSumm
   let failure: unknown;
   const finished = () => [...target].every(([p, end]) => (position.get(p) ?? 0n) >= end);
 
+  // A restore consumer kafkajs gave up on, or one that hangs, would keep its task RESTORING
+  // until the deadline: fail instead, retriably, so the task's recovery starts a new one.
+  const watch = watchConsumer(consumer, {
+    stallMs: req.stallMs ?? 60_000,
+    onDead: (reason, err) => {
+      failure ??= new KafkaRuntimeError(
+        KafkaRuntimeErrorCodes.RESTORE_FAILED,
+        `the restore consumer of ${req.topic} ${reason === 'crashed' ? 'crashed for good' : 'stopped fetching'}`,
+        { retriable: true, ...(err ? { cause: err } : {}) },
+      );
+    },
+  });
   await consumer.connect();
   try {
     await consumer.subscribe({ topic: req.topic, fromBeginning: true });
@@ -140,11 +155,13 @@ export async function restoreChangelog(req: RestoreRequest): Promise<RestoreSumm
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     if (failure) {
+      if (failure instanceof KafkaRuntimeError) throw failure;
       throw new KafkaRuntimeError(KafkaRuntimeErrorCodes.RESTORE_FAILED, `applying ${req.topic} records failed`, {
         cause: failure,
       });
     }
   } finally {
+    watch.stop();
     await consumer.disconnect().catch(() => undefined);
     const cleanup = req.kafka.admin();
     await cleanup

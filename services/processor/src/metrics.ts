@@ -48,6 +48,12 @@ export function createProcessorMetrics() {
       labelNames: ['kind'] as const,
       registers: [registry],
     }),
+    consumerReplacements: new Counter({
+      name: 'processor_consumer_replacements_total',
+      help: 'Group consumers replaced in-process because kafkajs gave up on them (crashed) or they stopped fetching (stalled)',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
     backPressurePauses: new Counter({
       name: 'processor_backpressure_pauses_total',
       help: 'Times a task paused its partitions because its uncommitted records reached MAX_UNCOMMITTED_RECORDS',

@@ -4,7 +4,11 @@ import {
   CoPartitionedAssigner,
   deleteRetentionMs,
   ensureTopics,
+  replacementDelayMs,
   tasksOf,
+  watchConsumer,
+  type ConsumerDeath,
+  type ConsumerWatch,
 } from '@state-relay/kafka-runtime';
 import type { TaskStore } from '@state-relay/store';
 import { Admin, Consumer, Kafka, logLevel as kafkaLogLevel, type LogEntry } from 'kafkajs';
@@ -30,8 +34,6 @@ export interface ProcessorDeps {
   domain: EntityDomain;
   logger: Logger;
   metrics: ProcessorMetrics;
-  /** Called when the consumer stopped for good; the process should exit non-zero. */
-  onFatal?: (err: Error) => void;
   hooks?: ProcessorHooks;
   /** Tests inject a failing store here. */
   openStore?: (dir: string, task: number) => TaskStore;
@@ -40,6 +42,17 @@ export interface ProcessorDeps {
 /** What the HTTP surface and the benchmark see of the tasks. */
 export type TaskView = Pick<TaskLifecycle, 'owned' | 'read' | 'stateOf'>;
 const NO_TASKS: TaskView = { owned: [], read: () => undefined, stateOf: () => undefined };
+
+/** kafkajs's default rebalance timeout, set explicitly: the stall watch must outlast a join. */
+const REBALANCE_TIMEOUT_MS = 60_000;
+/** No fetch, join or rebalance for this long: the consumer is hung (a join takes at most the rebalance timeout). */
+const CONSUMER_STALL_MS = REBALANCE_TIMEOUT_MS + 30_000;
+
+function bounded<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
 
 /** Record-batch limit of the dead-letter topic (the broker default is 1 MB). */
 const DEAD_LETTER_MAX_BYTES = 8 * 1024 * 1024;
@@ -64,16 +77,21 @@ export function kafkaLogCreator(logger: Logger) {
 export class Processor {
   readonly kafka: Kafka;
   readonly groupId: string;
+  private readonly inputTopics: readonly string[];
   private consumer?: Consumer;
   private admin?: Admin;
   private lifecycle?: TaskLifecycle;
   private joined = false;
   private stopping = false;
   private storeMetricsTimer?: NodeJS.Timeout;
+  private watch?: ConsumerWatch;
+  /** Consumer replacements since the last successful join. */
+  private replacements = 0;
 
   constructor(private readonly deps: ProcessorDeps) {
     const { config, logger } = deps;
     this.groupId = config.appId;
+    this.inputTopics = [config.eventsTopic, config.commandsTopic];
     this.kafka = new Kafka({
       clientId: `${config.appId}-processor`,
       brokers: config.brokers,
@@ -117,7 +135,7 @@ export class Processor {
     }
     const retention = await deleteRetentionMs(admin, config.changelogTopic);
 
-    const inputTopics = [config.eventsTopic, config.commandsTopic] as const;
+    const inputTopics = this.inputTopics;
     this.lifecycle = new TaskLifecycle({
       ports: kafkaPorts({
         kafka: this.kafka,
@@ -151,13 +169,27 @@ export class Processor {
         ...(this.deps.hooks?.onCommit ? { onCommit: this.deps.hooks.onCommit } : {}),
       },
     });
+    await this.runConsumer();
     const lifecycle = this.lifecycle;
+    this.storeMetricsTimer = setInterval(() => lifecycle.forEachTask((t) => t.refreshStoreMetrics()), 5_000);
+    this.storeMetricsTimer.unref();
+  }
 
+  /**
+   * Creates, joins and runs the group consumer, watched: if kafkajs gives up on it (a CRASH it
+   * will not restart from) or it hangs, it is replaced in this process. The tasks live on: their
+   * producers and stores do not depend on the consumer, and the new member's first GROUP_JOIN
+   * re-seeks every RUNNING task to its own position (kafkajs would start at the committed offsets).
+   */
+  private async runConsumer(): Promise<void> {
+    const { config, logger, metrics } = this.deps;
+    const lifecycle = this.lifecycle!;
     const consumer = this.kafka.consumer({
       groupId: this.groupId,
       partitionAssigners: [CoPartitionedAssigner],
       readUncommitted: false,
       sessionTimeout: config.sessionTimeoutMs,
+      rebalanceTimeout: REBALANCE_TIMEOUT_MS,
       heartbeatInterval: Math.floor(config.sessionTimeoutMs / 10),
       maxWaitTimeInMs: 50,
       maxBytesPerPartition: config.fetchMaxBytesPerPartition,
@@ -165,19 +197,23 @@ export class Processor {
     });
     this.consumer = consumer;
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      if (this.consumer !== consumer) return;
       const owned = tasksOf(payload.memberAssignment);
       this.joined = true;
+      this.replacements = 0;
       logger.info({ tasks: owned, memberId: payload.memberId }, 'joined the group');
       lifecycle.onAssignment(payload.memberId, owned);
     });
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       logger.error({ err: payload.error, restart: payload.restart }, 'consumer crashed');
-      // kafkajs gives up on non-retriable errors: without a consumer this instance is useless,
-      // so let the orchestrator restart it (Kafka Streams' thread death, same answer).
-      if (!payload.restart && !this.stopping) this.deps.onFatal?.(payload.error);
+    });
+    this.watch?.stop();
+    this.watch = watchConsumer(consumer, {
+      stallMs: CONSUMER_STALL_MS,
+      onDead: (reason, err) => void this.replaceConsumer(consumer, reason, err),
     });
     await consumer.connect();
-    await consumer.subscribe({ topics: [...inputTopics], fromBeginning: true });
+    await consumer.subscribe({ topics: [...this.inputTopics], fromBeginning: true });
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
@@ -185,7 +221,7 @@ export class Processor {
       eachBatch: async ({ batch, resolveOffset, isRunning, isStale }) => {
         // A batch fetched before a seek, or for a task that is not RUNNING in the current
         // assignment, is dropped unresolved: kafkajs fetches it again from where the task resumes.
-        if (!isRunning() || isStale()) return;
+        if (!isRunning() || isStale() || this.consumer !== consumer) return;
         const task = lifecycle.runningTask(batch.partition);
         if (!task) return;
         const input: InputBatch = {
@@ -200,8 +236,41 @@ export class Processor {
         await this.deps.hooks?.afterFold?.(task, input);
       },
     });
-    this.storeMetricsTimer = setInterval(() => lifecycle.forEachTask((t) => t.refreshStoreMetrics()), 5_000);
-    this.storeMetricsTimer.unref();
+  }
+
+  /**
+   * Replaces a dead consumer (see runConsumer) after a back-off that grows while replacements
+   * fail to join (1 s doubling to 30 s). It never gives up: an instance without a consumer is
+   * not ready (/readyz 503) and keeps trying, as kafkajs does for retriable errors; exiting
+   * would only trade this loop for the orchestrator's.
+   */
+  private async replaceConsumer(old: Consumer, reason: ConsumerDeath, err?: Error): Promise<void> {
+    if (this.stopping || this.consumer !== old) return;
+    const { logger, metrics } = this.deps;
+    this.replacements++;
+    this.joined = false; // not ready until the replacement has joined
+    metrics.consumerReplacements.inc({ reason });
+    const delay = replacementDelayMs(this.replacements);
+    logger.warn(
+      { err, reason, attempt: this.replacements, delayMs: delay },
+      reason === 'crashed'
+        ? 'kafkajs gave up on the consumer; replacing it'
+        : `the consumer made no fetch for ${CONSUMER_STALL_MS / 1000} s; replacing it`,
+    );
+    // A hung consumer may never finish disconnecting; the coordinator evicts it when its heartbeats stop.
+    await bounded(
+      old.disconnect().catch(() => undefined),
+      10_000,
+    );
+    await new Promise((resolve) => setTimeout(resolve, delay).unref());
+    if (this.stopping || this.consumer !== old) return;
+    try {
+      await this.runConsumer();
+    } catch (failure) {
+      this.watch?.stop(); // this attempt's watch must not replace it a second time
+      const current = this.consumer;
+      if (current) void this.replaceConsumer(current, 'crashed', failure instanceof Error ? failure : undefined);
+    }
   }
 
   /** Commits what every task holds, leaves the group, closes every task (state files kept). */
@@ -209,6 +278,7 @@ export class Processor {
     if (this.stopping) return;
     this.stopping = true;
     if (this.storeMetricsTimer) clearInterval(this.storeMetricsTimer);
+    this.watch?.stop();
     await this.lifecycle?.drain();
     await this.consumer
       ?.disconnect()

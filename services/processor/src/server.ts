@@ -27,10 +27,6 @@ async function main(): Promise<void> {
     domain: accountsDomain,
     logger,
     metrics,
-    onFatal: (err) => {
-      logger.fatal({ err }, 'the consumer stopped for good; exiting so the orchestrator restarts the processor');
-      process.exit(1);
-    },
   });
   const app = buildApp({ processor, metrics, logger, stateAuth });
   await app.listen({ host: config.httpHost, port: config.httpPort });

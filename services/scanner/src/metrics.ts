@@ -33,6 +33,12 @@ export function createScannerMetrics() {
         for (const status of SCAN_STATUSES) this.set({ status }, counts?.get(status) ?? 0);
       },
     }),
+    consumerReplacements: new Counter({
+      name: 'scanner_consumer_replacements_total',
+      help: 'Consumers (replica, results) replaced in-process because kafkajs gave up on them (crashed) or they stopped fetching (stalled)',
+      labelNames: ['consumer', 'reason'] as const,
+      registers: [registry],
+    }),
     rowsScanned: new Counter({
       name: 'scanner_rows_scanned_total',
       help: 'Replica rows walked by scans',

@@ -1,5 +1,13 @@
 import { decodeKey, decodeStoredEntity, isDecodeError } from '@state-relay/contracts';
-import { DEFAULT_DELETE_RETENTION_MS, deleteRetentionMs, endOffsets } from '@state-relay/kafka-runtime';
+import {
+  DEFAULT_DELETE_RETENTION_MS,
+  deleteRetentionMs,
+  endOffsets,
+  replacementDelayMs,
+  watchConsumer,
+  type ConsumerDeath,
+  type ConsumerWatch,
+} from '@state-relay/kafka-runtime';
 import type { ChangelogRecord, ReplicaStore } from '@state-relay/store';
 import type { Admin, Consumer, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
@@ -27,6 +35,9 @@ export interface ReplicaFollowerDeps {
  * the consumer group only spreads nothing (one member) and never commits; on every join each
  * partition is sought to the replica's stored offset.
  */
+/** No fetch, join or rebalance for this long: the changelog consumer is hung. */
+const STALL_MS = 30_000;
+
 export class ReplicaFollower {
   private consumer?: Consumer;
   /** Next offset per partition: from SQLite at start, then from every batch, markers included. */
@@ -34,6 +45,8 @@ export class ReplicaFollower {
   private ends?: Map<number, bigint>;
   private caughtUp = false;
   private timers: NodeJS.Timeout[] = [];
+  private watch?: ConsumerWatch;
+  private stopped = false;
 
   constructor(private readonly deps: ReplicaFollowerDeps) {
     for (const [partition, offset] of deps.replica.offsets()) this.positions.set(partition, BigInt(offset));
@@ -45,7 +58,7 @@ export class ReplicaFollower {
   }
 
   async start(): Promise<void> {
-    const { kafka, topic, groupId, replica, logger, metrics } = this.deps;
+    const { topic, replica, logger } = this.deps;
     await this.refreshEnds().catch((err: unknown) => logger.warn({ err }, 'reading the changelog end offsets failed'));
     const retention = await deleteRetentionMs(this.deps.admin, topic).catch((err: unknown) => {
       logger.warn({ err }, 'reading delete.retention.ms of the changelog failed; assuming the broker default');
@@ -53,6 +66,30 @@ export class ReplicaFollower {
     });
     this.wipeIfAhead();
     this.wipeIfStale(retention);
+    await this.startConsumer();
+    this.timers.push(
+      setInterval(() => {
+        this.refreshEnds().catch((err: unknown) =>
+          logger.debug({ err }, 'refreshing the changelog end offsets failed'),
+        );
+      }, this.deps.endsRefreshMs ?? 1_000),
+      setInterval(() => {
+        try {
+          replica.checkpointWal('PASSIVE');
+        } catch (err) {
+          logger.warn({ err }, 'replica WAL checkpoint failed');
+        }
+      }, this.deps.checkpointMs ?? 5_000),
+    );
+    for (const t of this.timers) t.unref();
+  }
+
+  /**
+   * The changelog consumer, watched: one kafkajs gave up on or one that hangs is replaced (see
+   * watchConsumer). A replacement resumes from the SQLite offsets like any join.
+   */
+  private async startConsumer(): Promise<void> {
+    const { kafka, topic, groupId, replica, logger, metrics } = this.deps;
     const consumer = kafka.consumer({
       groupId,
       readUncommitted: false,
@@ -61,6 +98,11 @@ export class ReplicaFollower {
       maxBytesPerPartition: 4 * 1024 * 1024,
     });
     this.consumer = consumer;
+    this.watch?.stop();
+    this.watch = watchConsumer(consumer, {
+      stallMs: STALL_MS,
+      onDead: (reason) => void this.replace(consumer, reason),
+    });
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
       const stored = replica.offsets();
       const assigned = payload.memberAssignment[topic] ?? [];
@@ -109,24 +151,33 @@ export class ReplicaFollower {
         await heartbeat();
       },
     });
-    this.timers.push(
-      setInterval(() => {
-        this.refreshEnds().catch((err: unknown) =>
-          logger.debug({ err }, 'refreshing the changelog end offsets failed'),
-        );
-      }, this.deps.endsRefreshMs ?? 1_000),
-      setInterval(() => {
-        try {
-          replica.checkpointWal('PASSIVE');
-        } catch (err) {
-          logger.warn({ err }, 'replica WAL checkpoint failed');
-        }
-      }, this.deps.checkpointMs ?? 5_000),
-    );
-    for (const t of this.timers) t.unref();
+  }
+
+  private async replace(old: Consumer, reason: ConsumerDeath, attempt = 1): Promise<void> {
+    if (this.stopped || this.consumer !== old) return;
+    this.deps.logger.warn({ reason, attempt }, `replica follower consumer ${reason}; replacing it`);
+    this.deps.metrics.consumerReplacements.inc({ consumer: 'replica', reason });
+    // A hung consumer may never finish disconnecting; the group evicts it once its heartbeats stop.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      old.disconnect().catch(() => undefined),
+      new Promise((resolve) => (timer = setTimeout(resolve, 10_000))),
+    ]);
+    clearTimeout(timer);
+    await new Promise((resolve) => setTimeout(resolve, replacementDelayMs(attempt)).unref());
+    if (this.stopped || this.consumer !== old) return;
+    try {
+      await this.startConsumer();
+    } catch (err) {
+      this.deps.logger.warn({ err }, 'replacing the replica follower consumer failed; trying again');
+      this.watch?.stop(); // this attempt's watch must not replace it a second time
+      void this.replace(this.consumer ?? old, 'crashed', attempt + 1);
+    }
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
+    this.watch?.stop();
     for (const t of this.timers.splice(0)) clearInterval(t);
     await this.consumer
       ?.disconnect()

@@ -1,4 +1,5 @@
 import { commandIdFor, decodeCommandResult, isDecodeError, type CommandResult } from '@state-relay/contracts';
+import { replacementDelayMs, watchConsumer, type ConsumerDeath, type ConsumerWatch } from '@state-relay/kafka-runtime';
 import type { Consumer, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { ScannerMetrics } from './metrics';
@@ -20,18 +21,15 @@ export interface ResultsFollowerDeps {
  * id (the first one wins), so the group's committed offsets may lag or repeat without harm.
  */
 /**
- * A consumer that has made no fetch for this long is restarted. kafkajs's consumer can hang
- * after a broker restart without a crash event (tulios/kafkajs#659: a batch whose processing
- * never ends); seen here as a scan waiting for results the processor had long committed.
- * Re-reading results is harmless: each is recorded once (INSERT OR IGNORE).
+ * A consumer kafkajs gave up on, or one that made no fetch for this long, is replaced (see
+ * watchConsumer; tulios/kafkajs#659: seen here as a scan waiting for results the processor had
+ * long committed). Re-reading results is harmless: each is recorded once (INSERT OR IGNORE).
  */
 const STALL_MS = 30_000;
 
 export class ResultsFollower {
   private consumer?: Consumer;
-  private lastFetchAt = Date.now();
-  private watchdog?: NodeJS.Timeout;
-  private restarting = false;
+  private watch?: ConsumerWatch;
   private stopped = false;
 
   constructor(private readonly deps: ResultsFollowerDeps) {}
@@ -51,12 +49,10 @@ export class ResultsFollower {
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       logger.error({ err: payload.error, restart: payload.restart }, 'results follower crashed');
     });
-    consumer.on(consumer.events.FETCH_START, () => {
-      this.lastFetchAt = Date.now();
+    this.watch = watchConsumer(consumer, {
+      stallMs: STALL_MS,
+      onDead: (reason) => void this.replace(consumer, reason),
     });
-    this.lastFetchAt = Date.now();
-    this.watchdog ??= setInterval(() => void this.restartIfStalled(), 5_000);
-    this.watchdog.unref();
     await consumer.connect();
     await consumer.subscribe({ topics: [topic], fromBeginning: true });
     await consumer.run({
@@ -85,32 +81,31 @@ export class ResultsFollower {
     });
   }
 
-  private async restartIfStalled(): Promise<void> {
-    const idleMs = Date.now() - this.lastFetchAt;
-    if (this.stopped || this.restarting || idleMs < STALL_MS) return;
-    this.restarting = true;
-    this.deps.logger.warn({ idleMs }, 'results follower made no fetch for 30 s; restarting its consumer');
+  private async replace(old: Consumer, reason: ConsumerDeath, attempt = 1): Promise<void> {
+    if (this.stopped || this.consumer !== old) return;
+    this.deps.logger.warn({ reason, attempt }, `results follower consumer ${reason}; replacing it`);
+    this.deps.metrics.consumerReplacements.inc({ consumer: 'results', reason });
+    // A hung consumer may never finish disconnecting; the group evicts it once its heartbeats stop.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      old.disconnect().catch(() => undefined),
+      new Promise((resolve) => (timer = setTimeout(resolve, 10_000))),
+    ]);
+    clearTimeout(timer);
+    await new Promise((resolve) => setTimeout(resolve, replacementDelayMs(attempt)).unref());
+    if (this.stopped || this.consumer !== old) return;
     try {
-      // A hung consumer may never finish disconnecting; the group evicts it once its heartbeats stop.
-      const old = this.consumer;
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        old?.disconnect().catch(() => undefined),
-        new Promise((resolve) => (timer = setTimeout(resolve, 10_000))),
-      ]);
-      clearTimeout(timer);
-      if (!this.stopped) await this.start();
+      await this.start();
     } catch (err) {
-      this.deps.logger.warn({ err }, 'restarting the results follower failed; trying again');
-      this.lastFetchAt = Date.now();
-    } finally {
-      this.restarting = false;
+      this.deps.logger.warn({ err }, 'replacing the results follower consumer failed; trying again');
+      this.watch?.stop(); // this attempt's watch must not replace it a second time
+      void this.replace(this.consumer ?? old, 'crashed', attempt + 1);
     }
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.watchdog) clearInterval(this.watchdog);
+    this.watch?.stop();
     await this.consumer
       ?.disconnect()
       .catch((err: unknown) => this.deps.logger.warn({ err }, 'results consumer disconnect failed'));

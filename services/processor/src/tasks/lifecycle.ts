@@ -105,8 +105,11 @@ export class TaskLifecycle {
       } else if (task.state === 'RUNNING') {
         // kafkajs starts a new generation at the committed offsets; this task has folded past them.
         for (const [topic, offset] of task.positions()) this.options.ports.seek(topic, id, offset.toString());
-      } else if (task.state === 'FAILED') {
-        entering.push(task); // ours in this generation: no need to ask the coordinator
+        // A replacement consumer knows nothing of the old one's pauses.
+        if (task.throttled) this.options.ports.pause(id);
+      } else {
+        this.options.ports.pause(id); // same reason: not RUNNING means paused
+        if (task.state === 'FAILED') entering.push(task); // ours in this generation: no need to ask the coordinator
       }
       // RESTORING: its own seek, after restore, lands in this generation.
     }

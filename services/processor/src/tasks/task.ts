@@ -102,7 +102,7 @@ export class Task {
   private timer?: NodeJS.Timeout;
   private lastCommitAt = 0;
   private readonly position = new Map<string, bigint>();
-  private throttled = false;
+  private backPressure = false;
   private readonly fold: FoldContext;
 
   constructor(
@@ -146,7 +146,7 @@ export class Task {
     this.open = new UnitOfWork();
     this.units++; // the dropped unit's number is never reused
     this.committing = undefined;
-    this.throttled = false;
+    this.backPressure = false;
     this.transition('RUNNING');
   }
 
@@ -158,6 +158,11 @@ export class Task {
   /** The number of the open unit: what is folded now is committed by the CommitReport with this `unit`. */
   get openUnit(): number {
     return this.units;
+  }
+
+  /** Paused by back-pressure (see mustWait) until the commit in flight lands. */
+  get throttled(): boolean {
+    return this.backPressure;
   }
 
   /** Input records folded but not yet committed (open and committing units). */
@@ -189,8 +194,8 @@ export class Task {
     }
     this.advance(batch.topic, next); // past the batch's trailing markers too
     this.schedule();
-    if (!this.throttled && this.mustWait()) {
-      this.throttled = true;
+    if (!this.backPressure && this.mustWait()) {
+      this.backPressure = true;
       this.deps.metrics.backPressurePauses.inc();
       this.deps.pause(this.id);
     }
@@ -265,7 +270,7 @@ export class Task {
     this.open = new UnitOfWork();
     this.units++; // the dropped unit's number is never reused
     this.committing = undefined;
-    this.throttled = false;
+    this.backPressure = false;
     const producer = this.producer;
     this.producer = undefined;
     void producer?.disconnect().catch(() => undefined);
@@ -392,8 +397,8 @@ export class Task {
       if (this.committing === unit) this.committing = undefined;
       this.inFlight = undefined;
       this.schedule(); // a full unit commits right away, and the task fetches again meanwhile
-      if (this.throttled && this.current === 'RUNNING' && !this.mustWait()) {
-        this.throttled = false;
+      if (this.backPressure && this.current === 'RUNNING' && !this.mustWait()) {
+        this.backPressure = false;
         this.deps.resume(this.id);
       }
     }

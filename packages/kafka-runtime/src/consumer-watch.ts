@@ -1,0 +1,74 @@
+import type { Consumer } from 'kafkajs';
+
+/** Why a consumer needs replacing: kafkajs gave up on it, or it stopped making progress. */
+export type ConsumerDeath = 'crashed' | 'stalled';
+
+export interface ConsumerWatchOptions {
+  /**
+   * No fetch, join, rebalance or retriable restart for this long means the consumer is hung.
+   * Must exceed the longest legitimate pause: a join waits up to the rebalance timeout.
+   */
+  stallMs: number;
+  /** How often the watch looks; default stallMs / 6. */
+  checkEveryMs?: number;
+  /** Called at most once per watch, then the watch stops. */
+  onDead: (reason: ConsumerDeath, err?: Error) => void;
+  now?: () => number;
+}
+
+export interface ConsumerWatch {
+  stop(): void;
+}
+
+/**
+ * Watches a kafkajs consumer for the two ways it stops without coming back:
+ * - a CRASH it will not restart from (`restart: false`). kafkajs bails out of its fetch loop on
+ *   KafkaJSNoBrokerAvailableError, which a broker restart can produce when metadata lists no
+ *   broker for a moment; the consumer then never fetches again;
+ * - a hang: no FETCH_START (kafkajs emits one per fetch even when every partition is paused)
+ *   and no join, rebalance or self-restart for `stallMs` (tulios/kafkajs#659 and kin).
+ * The owner replaces the consumer; this only detects.
+ */
+export function watchConsumer(consumer: Consumer, options: ConsumerWatchOptions): ConsumerWatch {
+  const now = options.now ?? Date.now;
+  let lastSign = now();
+  let done = false;
+  const sign = () => {
+    lastSign = now();
+  };
+  const listeners = [
+    consumer.on(consumer.events.FETCH_START, sign),
+    consumer.on(consumer.events.GROUP_JOIN, sign),
+    consumer.on(consumer.events.REBALANCING, sign),
+    consumer.on(consumer.events.CONNECT, sign),
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      if (payload.restart) return sign(); // kafkajs restarts it after a back-off: a sign of life
+      dead('crashed', payload.error);
+    }),
+  ];
+  const timer = setInterval(
+    () => {
+      if (now() - lastSign >= options.stallMs) dead('stalled');
+    },
+    options.checkEveryMs ?? Math.max(100, Math.floor(options.stallMs / 6)),
+  );
+  timer.unref();
+
+  function stop(): void {
+    done = true;
+    clearInterval(timer);
+    for (const remove of listeners) remove();
+  }
+  function dead(reason: ConsumerDeath, err?: Error): void {
+    if (done) return;
+    stop();
+    options.onDead(reason, err);
+  }
+  return { stop };
+}
+
+/** Back-off before the n-th consecutive replacement (n ≥ 1): 1 s doubling to 30 s, ±20 %. */
+export function replacementDelayMs(n: number, random: () => number = Math.random): number {
+  const base = Math.min(30_000, 1_000 * 2 ** Math.max(0, n - 1));
+  return Math.round(base * (0.8 + random() * 0.4));
+}
