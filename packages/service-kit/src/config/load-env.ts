@@ -1,0 +1,89 @@
+import type { Static, TObject, TSchema } from '@sinclair/typebox';
+import envSchema from 'env-schema';
+import { ConfigError } from '../errors';
+import { PROBLEM_KEYWORD } from './env-vars';
+
+interface AjvError {
+  instancePath: string;
+  keyword: string;
+  params: Record<string, unknown>;
+}
+
+/**
+ * Cross-variable checks, run after every variable was read. A variable whose own value was bad
+ * holds its default here (nothing, if it has none), so these checks still run and every problem
+ * is reported at once.
+ */
+export type EnvRefinement<S extends TObject> = (values: Partial<Static<S>>, problems: string[]) => void;
+
+/**
+ * Reads the variables of `schema` from `env` with env-schema: surrounding whitespace is dropped,
+ * an empty value counts as unset, a list is split at commas. Throws a ConfigError listing every
+ * bad value, each by its variable's name, in the schema's order, then the refinement's problems.
+ */
+export function loadEnv<S extends TObject>(schema: S, env: NodeJS.ProcessEnv, refine?: EnvRefinement<S>): Static<S> {
+  const names = Object.keys(schema.properties);
+  const data = readVariables(schema, env);
+  const problems: Array<{ at: number; message: string }> = [];
+  let values: Partial<Static<S>>;
+  try {
+    values = validate(schema, data);
+  } catch (err) {
+    const errors = (err as { errors?: AjvError[] }).errors;
+    if (!Array.isArray(errors)) throw err;
+    const bad = new Set<string>();
+    const seen = new Set<string>();
+    for (const e of errors) {
+      const name = e.keyword === 'required' ? String(e.params.missingProperty) : e.instancePath.split('/')[1]!;
+      const at = `${name}${e.instancePath.slice(name.length + 1)}`;
+      if (seen.has(at)) continue; // ajv reports every failing keyword of one value
+      seen.add(at);
+      bad.add(name);
+      problems.push({ at: names.indexOf(name), message: describe(schema, name, e, data) });
+    }
+    // The second pass reads the good values only, so the refinement sees them as the service would.
+    const good = Object.fromEntries(Object.entries(data).filter(([name]) => !bad.has(name)));
+    values = validate({ ...schema, required: [] }, good);
+  }
+  problems.sort((a, b) => a.at - b.at);
+  const messages = problems.map((p) => p.message);
+  refine?.(values, messages);
+  if (messages.length > 0) throw new ConfigError(messages);
+  return values as Static<S>;
+}
+
+function validate<S extends TObject>(schema: S, data: Record<string, unknown>): Static<S> {
+  return envSchema<Static<S>>({
+    schema: { ...schema },
+    data,
+    env: false, // only what the caller passed: tests hand in an env of their own
+    ajv: { customOptions: (ajv) => ajv.addKeyword({ keyword: PROBLEM_KEYWORD, schemaType: 'string' }) },
+  });
+}
+
+/** The schema's variables as found in `env`: trimmed, empty ones left out, lists split. */
+function readVariables(schema: TObject, env: NodeJS.ProcessEnv): Record<string, unknown> {
+  const data: Record<string, unknown> = {};
+  for (const [name, variable] of Object.entries(schema.properties)) {
+    const raw = env[name]?.trim();
+    if (!raw) continue;
+    data[name] = (variable as TSchema).type === 'array' ? splitList(raw) : raw;
+  }
+  return data;
+}
+
+function splitList(raw: string): string[] {
+  return raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+}
+
+function describe(schema: TObject, name: string, e: AjvError, data: Record<string, unknown>): string {
+  if (e.keyword === 'required' || e.keyword === 'minItems') return `${name} is required`;
+  const variable = schema.properties[name] as TSchema | undefined;
+  const item = e.instancePath.split('/')[2];
+  const value = String(item === undefined ? data[name] : (data[name] as string[])[Number(item)]);
+  const problem = (variable?.[PROBLEM_KEYWORD] as string | undefined) ?? 'is not valid';
+  return `${name} ${problem.replaceAll('{value}', () => value).replaceAll('{length}', () => String(value.length))}`;
+}

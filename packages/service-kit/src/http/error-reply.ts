@@ -1,0 +1,88 @@
+import type { FastifyError } from 'fastify';
+import { ServiceError, type ErrorTable, type FieldIssue } from '../errors';
+
+export interface ErrorBody {
+  error: string;
+  message: string;
+  issues?: FieldIssue[];
+}
+
+export interface ErrorReply {
+  status: number;
+  body: ErrorBody;
+}
+
+interface AjvError {
+  instancePath: string;
+  keyword: string;
+  params: Record<string, unknown>;
+  message?: string;
+}
+
+/**
+ * Every error a request can end in, as one body shape: {error, message, issues?}, the status from
+ * the service's error table. Client errors say what was wrong; anything else is a 500 that says
+ * nothing more (the log has the details).
+ */
+export function toErrorReply(err: unknown, errors: ErrorTable, bodyLimit: number): ErrorReply {
+  const reply = (error: string, message: string, issues?: readonly FieldIssue[]): ErrorReply => ({
+    status: errors[error]?.status ?? 500,
+    body: issues === undefined ? { error, message } : { error, message, issues: [...issues] },
+  });
+  if (err instanceof ServiceError) {
+    if (errors[err.code] === undefined) return reply('internal_error', 'internal error');
+    return errors[err.code]!.status >= 500
+      ? reply(err.code, 'internal error')
+      : reply(err.code, err.message, err.issues);
+  }
+  const e = err as Partial<FastifyError> & { validation?: AjvError[]; validationContext?: string };
+  if (Array.isArray(e.validation)) {
+    const issues = validationIssues(e.validation, e.validationContext ?? 'body');
+    return reply('invalid_request', issues.map((i) => `${i.path}: ${i.message}`).join('; '), issues);
+  }
+  switch (e.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return reply('body_too_large', `the body is larger than ${bodyLimit} bytes`);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return reply('unsupported_media_type', 'send the body as application/json');
+    case 'FST_ERR_BAD_URL':
+      return reply('invalid_request', '/params: the URL path is not valid percent-encoding', [
+        { path: '/params', message: 'the URL path is not valid percent-encoding' },
+      ]);
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return reply('invalid_json', 'the body is empty but the content type is application/json');
+  }
+  const status = typeof e.statusCode === 'number' ? e.statusCode : 500;
+  // Other 4xx from fastify's body parser: malformed JSON, a bad content length. (Keys such as
+  // __proto__ are parsed, see createServiceApp, and answered by the schema.)
+  if (status >= 400 && status < 500) return reply('invalid_json', 'the body is not valid JSON');
+  return reply('internal_error', 'internal error');
+}
+
+/** Ajv errors as field issues, each a JSON pointer under its request part: /body/options/rate. */
+export function validationIssues(errors: readonly AjvError[], context: string): FieldIssue[] {
+  // A failed anyOf also reports each branch's failure at the same path; keep the anyOf alone.
+  const unions = new Set(errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath));
+  return errors
+    .filter((e) => e.keyword === 'anyOf' || !unions.has(e.instancePath))
+    .map((e) => {
+      const base = `/${context}${e.instancePath}`;
+      if (e.keyword === 'additionalProperties') {
+        const name = String(e.params.additionalProperty);
+        return { path: `${base}/${escapePointer(name)}`, message: `unknown property ${quote(name)}` };
+      }
+      if (e.keyword === 'required') {
+        return { path: `${base}/${escapePointer(String(e.params.missingProperty))}`, message: 'required' };
+      }
+      if (e.keyword === 'anyOf') return { path: base, message: 'does not match any of the allowed types' };
+      return { path: base, message: e.message ?? 'is invalid' };
+    });
+}
+
+function escapePointer(segment: string): string {
+  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+function quote(s: string): string {
+  return JSON.stringify(s.length > 64 ? `${s.slice(0, 64)}…` : s);
+}

@@ -1,0 +1,32 @@
+// The edges both services share: config from one schema, the logger, the Kafka client, the
+// process around a service, the HTTP base (error contract, health, metrics, OpenAPI) and the
+// default metrics. Only the services' server.ts and app.ts wire these; nothing else imports it.
+export { configTableDrift, readConfigTable, type DocumentedVariable } from './config/config-table';
+export { EnvVar, LOG_LEVELS, PROBLEM_KEYWORD, type LogLevel } from './config/env-vars';
+export { loadEnv, type EnvRefinement } from './config/load-env';
+export {
+  CONFIG_INVALID,
+  ConfigError,
+  describeIssues,
+  HTTP_ERRORS,
+  isRetriable,
+  ServiceError,
+  type ErrorMeaning,
+  type ErrorTable,
+  type FieldIssue,
+  type HttpErrorCode,
+} from './errors';
+export { bearerToken, requireBearer, tokensMatch } from './http/bearer';
+export { toErrorReply, validationIssues, type ErrorBody, type ErrorReply } from './http/error-reply';
+export {
+  createServiceApp,
+  ErrorBodySchema,
+  serviceHttp,
+  type Readiness,
+  type ServiceAppOptions,
+  type ServiceHttpOptions,
+} from './http/service-app';
+export { createKafkaClient, KAFKA_RETRY, kafkaLogCreator, type KafkaClientOptions } from './kafka';
+export { createServiceLogger, REDACTED_PATHS, type ServiceLoggerOptions } from './logger';
+export { createServiceRegistry } from './metrics';
+export { FORCE_EXIT_MS, runService, type ServiceDefinition, type ServiceLifecycle } from './run-service';

@@ -1,0 +1,37 @@
+import { Kafka, logLevel as kafkaLogLevel, type LogEntry, type RetryOptions } from 'kafkajs';
+import type { Logger } from 'pino';
+
+/**
+ * The services' client retry: about a minute of back-off (200 ms doubling to 10 s, 10 times)
+ * rides out a broker restart without giving up on the request.
+ */
+export const KAFKA_RETRY: RetryOptions = { retries: 10, initialRetryTime: 200, maxRetryTime: 10_000 };
+
+/** kafkajs log lines into pino, one level down: kafkajs is loud about errors it retries. */
+export function kafkaLogCreator(logger: Logger) {
+  return () =>
+    ({ level, log }: LogEntry) => {
+      const { message, ...extra } = log;
+      const child = { kafkajs: extra };
+      if (level === kafkaLogLevel.ERROR) logger.warn(child, message);
+      else if (level === kafkaLogLevel.WARN) logger.info(child, message);
+      else logger.debug(child, message);
+    };
+}
+
+export interface KafkaClientOptions {
+  clientId: string;
+  brokers: string[];
+  /** kafkajs's lines go to a child of it, `component: "kafkajs"`. */
+  logger: Logger;
+}
+
+/** A kafkajs client as both services use one: logs through pino, retries with KAFKA_RETRY. */
+export function createKafkaClient({ clientId, brokers, logger }: KafkaClientOptions): Kafka {
+  return new Kafka({
+    clientId,
+    brokers,
+    logCreator: kafkaLogCreator(logger.child({ component: 'kafkajs' })),
+    retry: KAFKA_RETRY,
+  });
+}
