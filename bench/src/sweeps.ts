@@ -7,7 +7,6 @@ import { Child } from './ipc';
 import {
   accountsOracle,
   DORMANCY_SWEEP,
-  encodeStoredEntity,
   evaluateCondition,
   generateAccountEvents,
   type Admin,
@@ -18,6 +17,7 @@ import {
 import type { BenchOptions } from './options';
 import { ProcessorRun } from './processor-run';
 import { ScannerProcess } from './scanner-run';
+import { encodeFreshEntity } from './stored-entity';
 import type { SteadyLoadSpec } from './steady-load';
 import { summarizePhase, type SweepMode, type SweepResult } from './sweep-result';
 import { expectedState } from './sweep-oracle';
@@ -70,7 +70,7 @@ export async function compareSweeps(
   );
   const seedMessages: Message[] = [...seed].map(([key, value]) => ({
     key,
-    value: encodeStoredEntity({ version: 1, value, commandIds: [] }),
+    value: encodeFreshEntity(1, value),
   }));
   const candidates = [...seed.values()].filter((v) =>
     evaluateCondition(DORMANCY_SWEEP.condition, v, { asOf: AS_OF }),
