@@ -11,7 +11,7 @@ import { join } from 'node:path';
 export type ChildMessage = { type: string; [field: string]: unknown };
 
 /** Streams of data (not waited for with next()): never kept in the inbox. */
-const STREAMED = new Set(['commits', 'progress', 'memory', 'warning']);
+const STREAMED = new Set(['commits', 'progress', 'memory', 'warning', 'tasks', 'joined']);
 
 /** Every child process the benchmark started and has not seen exit: killed if the run is interrupted. */
 const alive = new Set<{ kill(): void }>();

@@ -30,6 +30,7 @@ export {
   applyAccountEvent,
   generateAccountEvents,
   markDormant,
+  mulberry32,
   DORMANCY_SWEEP,
   type KeyedEvent,
 } from '../../packages/accounts/dist/index';
@@ -48,4 +49,4 @@ export {
 export { evaluateCondition, type Action, type Condition, type JsonObject } from '../../packages/rules/dist/index';
 export { TaskStore } from '../../packages/store/dist/index';
 export { initTaskProducer, ensureTopics } from '../../packages/kafka-runtime/dist/index';
-export { freePort, startKafka, kafkaImage, type StartedKafka } from '../../packages/testkit/dist/index';
+export { freePort, startKafka, kafkaImage, metricSum, type StartedKafka } from '../../packages/testkit/dist/index';

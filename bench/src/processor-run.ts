@@ -8,10 +8,27 @@ export interface RestoreReport {
   ms: number;
 }
 
+/** One "tasks restored" log line of the processor: when it was written, and for which tasks. */
+export interface RestoreEvent extends RestoreReport {
+  at: number;
+  tasks: number[];
+}
+
+/** The tasks an instance owns and those of them RUNNING, as of `at`. */
+export interface TaskStates {
+  at: number;
+  owned: number[];
+  running: number[];
+}
+
 /** A processor child for one deployment, with everything it reports collected. */
 export class ProcessorRun {
   readonly log = new CommitLog();
-  readonly restores: RestoreReport[] = [];
+  readonly restores: RestoreEvent[] = [];
+  /** Every group join (the processor's "joined the group" line): when, and the tasks assigned. */
+  readonly joins: Array<{ at: number; tasks: number[] }> = [];
+  /** The latest task states the child reported. */
+  tasksNow: TaskStates = { at: 0, owned: [], running: [] };
   /** Highest JS heap and off-heap (Buffers, SQLite's ArrayBuffers) seen, in bytes. */
   readonly memory = { heapUsed: 0, external: 0 };
   /** Warnings and errors the processor logged (kafkajs's errors arrive as warnings), by message. */
@@ -47,7 +64,16 @@ export class ProcessorRun {
     this.readyMessage.catch(() => undefined);
     this.child.on((m: ChildMessage) => {
       if (m.type === 'commits') this.log.add(m as CommitsReport);
-      else if (m.type === 'restored') this.restores.push({ records: Number(m.records), ms: Number(m.ms) });
+      else if (m.type === 'restored')
+        this.restores.push({
+          at: Number(m.at),
+          records: Number(m.records),
+          ms: Number(m.ms),
+          tasks: m.tasks as number[],
+        });
+      else if (m.type === 'joined') this.joins.push({ at: Number(m.at), tasks: m.tasks as number[] });
+      else if (m.type === 'tasks')
+        this.tasksNow = { at: Number(m.at), owned: m.owned as number[], running: m.running as number[] };
       else if (m.type === 'warning') this.warnings[String(m.msg)] = (this.warnings[String(m.msg)] ?? 0) + 1;
       else if (m.type === 'memory') {
         this.memory.heapUsed = Math.max(this.memory.heapUsed, Number(m.heapUsed));
@@ -61,6 +87,24 @@ export class ProcessorRun {
     const m = await this.readyMessage;
     this.readyAt = m.at;
     return m.at;
+  }
+
+  /** Until `ready(tasks)` holds for the task states the child reports (polled every 20 ms). */
+  async waitTasks(ready: (t: TaskStates) => boolean, what: string, timeoutMs = 600_000): Promise<TaskStates> {
+    const deadline = Date.now() + timeoutMs;
+    while (!ready(this.tasksNow)) {
+      if (Date.now() > deadline) throw new Error(`processor: ${what} not within ${timeoutMs} ms\n${this.child.stderr}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return this.tasksNow;
+  }
+
+  /** The sum of a metric's samples in the processor's registry (what its /metrics shows); NaN if it has none by that name. */
+  async metric(name: string): Promise<number> {
+    const reply = this.child.next<{ type: 'metric'; values: Array<{ value: number }> | null }>('metric', 10_000);
+    this.child.send({ type: 'metric', name });
+    const { values } = await reply;
+    return values === null ? NaN : values.reduce((a, v) => a + v.value, 0);
   }
 
   /** Restored records and restore time summed over the restores this instance did. */

@@ -24,17 +24,35 @@ export interface ScanView {
  * The real scanner service (services/scanner, built JS) as its own process, driven through
  * its HTTP API exactly as an operator would: the topic relay of the comparison.
  */
+export interface ScannerOptions {
+  maxCommandLag: number;
+  nice: number;
+  /** The scanner's LOG_LEVEL; `warn` by default (info logs its replica's progress, see onLog). */
+  logLevel?: string;
+}
+
+/** One JSON log line of the scanner (pino): `time` is epoch ms. */
+export interface ScannerLogLine {
+  time: number;
+  level: number;
+  msg: string;
+  [field: string]: unknown;
+}
+
 export class ScannerProcess {
   private readonly child: ChildProcess;
   private readonly token = randomBytes(16).toString('hex');
   private readonly exited: Promise<number | null>;
+  private readonly logListeners = new Set<(line: ScannerLogLine) => void>();
+  private partialLine = '';
+  readonly spawnedAt = Date.now();
   output = '';
 
   private constructor(
     private readonly port: number,
     d: Deployment,
     brokers: string[],
-    options: { maxCommandLag: number; nice: number },
+    options: ScannerOptions,
   ) {
     // `nice` execs node, so the pid stays the scanner's.
     const [command, args] =
@@ -53,7 +71,7 @@ export class ScannerProcess {
         HTTP_PORT: String(port),
         API_TOKEN: this.token,
         MAX_COMMAND_LAG: String(options.maxCommandLag),
-        LOG_LEVEL: 'warn',
+        LOG_LEVEL: options.logLevel ?? 'warn',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -61,18 +79,45 @@ export class ScannerProcess {
       this.output = (this.output + b.toString()).slice(-20_000);
       if (process.env.BENCH_VERBOSE) process.stderr.write(`[scanner] ${b.toString()}`);
     };
-    this.child.stdout!.on('data', capture);
+    this.child.stdout!.on('data', (b: Buffer) => {
+      capture(b);
+      if (this.logListeners.size > 0) this.parseLines(b.toString());
+    });
     this.child.stderr!.on('data', capture);
     this.exited = new Promise((res) => this.child.once('exit', (code) => res(code)));
     trackProcess({ kill: () => this.child.kill('SIGKILL') }, this.exited);
   }
 
-  static async start(
-    d: Deployment,
-    brokers: string[],
-    options: { maxCommandLag: number; nice: number },
-  ): Promise<ScannerProcess> {
+  static async start(d: Deployment, brokers: string[], options: ScannerOptions): Promise<ScannerProcess> {
     return new ScannerProcess(await freePort(), d, brokers, options);
+  }
+
+  /** Every JSON log line the scanner writes to stdout from now on (lines below its LOG_LEVEL never come). */
+  onLog(listener: (line: ScannerLogLine) => void): () => void {
+    this.logListeners.add(listener);
+    return () => this.logListeners.delete(listener);
+  }
+
+  private parseLines(text: string): void {
+    const lines = (this.partialLine + text).split('\n');
+    this.partialLine = lines.pop() ?? '';
+    for (const line of lines) {
+      if (!line.startsWith('{')) continue;
+      let entry: ScannerLogLine;
+      try {
+        entry = JSON.parse(line) as ScannerLogLine;
+      } catch {
+        continue;
+      }
+      for (const l of [...this.logListeners]) l(entry);
+    }
+  }
+
+  /** GET /metrics: the Prometheus text. */
+  async metricsText(): Promise<string> {
+    const res = await fetch(`http://127.0.0.1:${this.port}/metrics`);
+    if (res.status !== 200) throw new Error(`GET /metrics answered ${res.status}`);
+    return res.text();
   }
 
   private async request<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {

@@ -106,14 +106,22 @@ runChild<ProcessorChildConfig>(async (cfg, send) => {
       write(line: string) {
         const entry = JSON.parse(line) as {
           level: number;
+          time: number;
           msg: string;
           records?: number;
           ms?: number;
           tasks?: number[];
         };
         if (entry.msg === 'tasks restored from the changelog' || entry.msg === 'tasks ready (stores were up to date)') {
-          send({ type: 'restored', records: entry.records ?? 0, ms: entry.ms ?? 0, tasks: entry.tasks ?? [] });
+          send({
+            type: 'restored',
+            at: entry.time,
+            records: entry.records ?? 0,
+            ms: entry.ms ?? 0,
+            tasks: entry.tasks ?? [],
+          });
         }
+        if (entry.msg === 'joined the group') send({ type: 'joined', at: entry.time, tasks: entry.tasks ?? [] });
         if (entry.level >= 40) {
           process.stderr.write(line);
           send({ type: 'warning', msg: entry.msg });
@@ -239,6 +247,12 @@ runChild<ProcessorChildConfig>(async (cfg, send) => {
         state.walkedAt = Date.now();
         sweepCommitted();
       });
+    } else if (m.type === 'metric') {
+      // One metric of the processor's registry (what its /metrics would show), by name.
+      const name = String(m.name);
+      void Promise.resolve(metrics.registry.getSingleMetric(name)?.get()).then((got) =>
+        send({ type: 'metric', name, values: got?.values.map((v) => ({ labels: v.labels, value: v.value })) ?? null }),
+      );
     } else if (m.type === 'stop') {
       clearInterval(flush);
       void processor.stop().then(() => {
@@ -252,6 +266,18 @@ runChild<ProcessorChildConfig>(async (cfg, send) => {
   });
 
   await processor.start();
+  // The tasks it owns and those RUNNING, whenever they change: with several instances no single
+  // one owns every task, and a failover is seen task by task.
+  let lastTasks = '';
+  const tasks = setInterval(() => {
+    const owned = processor.tasks.owned;
+    const running = owned.filter((t) => processor.tasks.stateOf(t) === 'RUNNING');
+    const now = JSON.stringify([owned, running]);
+    if (now === lastTasks) return;
+    lastTasks = now;
+    send({ type: 'tasks', at: Date.now(), owned, running });
+  }, 20);
+  tasks.unref();
   const ready = setInterval(() => {
     if (processor.isReady && processor.tasks.owned.length === cfg.partitions) {
       clearInterval(ready);
