@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, release, totalmem } from 'node:os';
 import { resolve } from 'node:path';
@@ -32,4 +33,29 @@ export function describeMachine(): Machine {
     containerRuntime: process.env.STATE_RELAY_RUNTIME ?? 'docker',
     loadAverageAtStart: Math.round(loadavg()[0]! * 10) / 10,
   };
+}
+
+/** The code a run measured: the checked-out commit, and whether the working tree differed from it. */
+export interface SourceState {
+  commit: string;
+  subject: string;
+  /** Paths outside bench/ and docs/ that differ from the commit (another change in progress was measured with it). */
+  uncommitted: string[];
+}
+
+export function describeSource(root: string): SourceState {
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-C', root, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  try {
+    return {
+      commit: git('rev-parse', '--short=10', 'HEAD'),
+      subject: git('log', '-1', '--format=%s').slice(0, 120),
+      uncommitted: git('status', '--porcelain', '--untracked-files=no', '--', '.', ':!bench', ':!docs')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.slice(3)),
+    };
+  } catch {
+    return { commit: 'unknown (not a git checkout)', subject: '', uncommitted: [] };
+  }
 }

@@ -37,12 +37,37 @@ export interface BenchOptions {
   /** Which sweeps to run, in this order (all three by default). */
   sweeps: Array<'blocking' | 'chunked' | 'relay'>;
   label: 'quick' | 'default' | 'full' | 'custom';
+  /**
+   * Which parts run: `main` is parts 1 and 2 (throughput, restore after it, the sweeps), `restore`
+   * is part 3 (issue 13: restore, replica catch-up and memory of a large state, command-id
+   * bytes, failover). Both by default.
+   */
+  parts: Array<'main' | 'restore'>;
+  /** Part 3: keys of the large state, and of the state it is compared with (0: none). */
+  restoreKeys: number;
+  restoreBaseKeys: number;
+  /** Part 3: keys of the state the failover runs on. */
+  failoverKeys: number;
+  /** Part 3's label: its sizes as they default, for --quick, or set by flags. */
+  restoreLabel: 'quick' | 'default' | 'custom';
 }
 
-const USAGE = `usage: pnpm bench [--quick | --full] [--keys N] [--rate R] [--events N] [--chunk K]
-                  [--relay-rate R] [--relay-max-lag N] [--baseline S] [--rounds N] [--profile]
+/** The flags that size part 3 only: they leave the label of parts 1 and 2 alone. */
+const RESTORE_SIZES = ['restoreKeys', 'restoreBaseKeys', 'failoverKeys'] as const;
+
+const USAGE = `usage: pnpm bench [--quick | --full] [--part all|main|restore] [--keys N] [--rate R] [--events N]
+                  [--chunk K] [--relay-rate R] [--relay-max-lag N] [--baseline S] [--rounds N] [--profile]
+                  [--restore-keys N] [--restore-base-keys N] [--failover-keys N]
                   [--processor-env NAME=VALUE] [--tx-retry-ms N] [--scanner-nice N]
                   [--sweeps LIST] [--no-docs]
+  --part P        all (default): parts 1-3; main: parts 1 (throughput, restore) and 2 (sweeps), about
+                  6 min on 2 cores; restore: part 3 only (issue 13: restore, replica catch-up and peak
+                  RSS of --restore-keys and of --restore-base-keys keys, changelog bytes per entity
+                  over 10 sweeps, failover after kill -9), about 6-8 min on 2 cores with 1,000,000 keys:
+                  the default run takes both, 12-15 min (pnpm bench:restore runs part 3 alone)
+  --restore-keys N  part 3's large state (default 1000000; --quick: 50000)
+  --restore-base-keys N  the state part 3 compares it with, side by side (default 200000; --quick: 20000; 0: none)
+  --failover-keys N  the state of part 3's failover (default 200000; --quick: 20000)
   --keys N        keys loaded for the sweep comparison (default 200000; --full: 1000000)
   --rate R        steady event load during the sweeps, events/s (default 2000)
   --events N      events pre-produced for the throughput run (default 300000)
@@ -80,6 +105,11 @@ export function parseOptions(argv: string[]): BenchOptions {
     rounds: 2,
     sweeps: ['blocking', 'chunked', 'relay'],
     label: 'default',
+    parts: ['main', 'restore'],
+    restoreKeys: 1_000_000,
+    restoreBaseKeys: 200_000,
+    failoverKeys: 200_000,
+    restoreLabel: 'default',
   };
   const explicit = new Set<string>();
   for (let i = 0; i < argv.length; i++) {
@@ -123,6 +153,22 @@ export function parseOptions(argv: string[]): BenchOptions {
       case '--baseline':
         num('baselineSec', 1);
         break;
+      case '--part': {
+        const part = argv[++i];
+        if (part !== 'all' && part !== 'main' && part !== 'restore')
+          throw new UsageError(`--part takes all, main or restore; got ${part}`);
+        o.parts = part === 'all' ? ['main', 'restore'] : [part];
+        break;
+      }
+      case '--restore-keys':
+        num('restoreKeys', 1_000);
+        break;
+      case '--restore-base-keys':
+        num('restoreBaseKeys', 0);
+        break;
+      case '--failover-keys':
+        num('failoverKeys', 1_000);
+        break;
       case '--profile':
         o.profile = true;
         break;
@@ -165,6 +211,9 @@ export function parseOptions(argv: string[]): BenchOptions {
     if (!explicit.has(name)) (o[name] as number) = value;
   };
   if (o.label === 'quick') {
+    preset('restoreKeys', 50_000);
+    preset('restoreBaseKeys', 20_000);
+    preset('failoverKeys', 20_000);
     preset('keys', 20_000);
     preset('throughputEvents', 60_000);
     preset('baselineSec', 5);
@@ -180,6 +229,16 @@ export function parseOptions(argv: string[]): BenchOptions {
   if (!explicit.has('sweepAllowanceSec') && o.label !== 'quick') {
     o.sweepAllowanceSec = Math.max(o.sweepAllowanceSec, Math.ceil((o.keys * 0.3) / (o.relayRate / 3)) + 20);
   }
+  if (o.restoreBaseKeys >= o.restoreKeys) {
+    if (explicit.has('restoreBaseKeys'))
+      throw new UsageError(
+        `--restore-base-keys (${o.restoreBaseKeys}) must be below --restore-keys (${o.restoreKeys})`,
+      );
+    o.restoreBaseKeys = 0; // a smaller --restore-keys alone: nothing smaller to compare with
+  }
+  const restoreSized = RESTORE_SIZES.some((k) => explicit.has(k));
+  o.restoreLabel = restoreSized ? 'custom' : o.label === 'quick' ? 'quick' : 'default';
+  for (const k of RESTORE_SIZES) explicit.delete(k);
   if (o.label === 'default' && explicit.size > 0) o.label = 'custom';
   return o;
 }

@@ -278,7 +278,7 @@ export async function writeDocs(root: string, report: BenchReport, svg: string):
  * The text as the repository's prettier would write it (format:check stays clean), or as it
  * is when prettier is not installed: the root devDependency, not a dependency of the bench.
  */
-async function formatted(root: string, path: string, text: string): Promise<string> {
+export async function formatted(root: string, path: string, text: string): Promise<string> {
   let prettier: { format(t: string, o: object): Promise<string>; resolveConfig(p: string): Promise<object | null> };
   try {
     prettier = require(join(root, 'node_modules', 'prettier')) as typeof prettier;
@@ -368,11 +368,11 @@ function workLine(work: Record<string, number>): string {
     .join(', ');
 }
 
-function n(v: number): string {
+export function n(v: number): string {
   return Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : '–';
 }
 
-function ms(v: number): string {
+export function ms(v: number): string {
   return Number.isFinite(v) ? `${v < 10 ? v.toFixed(1) : Math.round(v)} ms` : '–';
 }
 
@@ -380,6 +380,6 @@ function lat(s: LatencySummary): string {
   return `${n(s.p50)} / ${n(s.p99)} / ${n(s.max)}`;
 }
 
-function mb(bytes: number | undefined): string {
+export function mb(bytes: number | undefined): string {
   return bytes === undefined ? '–' : `${Math.round(bytes / 2 ** 20)} MB`;
 }

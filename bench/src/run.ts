@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { probeBroker } from './broker-probe';
 import { killAllChildren } from './ipc';
-import { kafkajs, startKafka } from './lib';
-import { describeMachine } from './machine';
+import { kafkajs, startKafka, type Admin, type Kafka } from './lib';
+import { describeMachine, describeSource, type Machine } from './machine';
 import { parseOptions, UsageError, type BenchOptions } from './options';
 import { judgeTargets, resultsMarkdown, writeDocs, type BenchReport } from './report';
 import { loadReference } from './reference';
@@ -12,16 +12,19 @@ import { compareSweeps } from './sweeps';
 import { latencyChart } from './svg';
 import { log } from './common';
 import { measureThroughput } from './throughput';
+import { measureRestorePart } from './restore/index';
+import { judgeRestoreTargets, restoreMarkdown, writeRestoreDocs, type RestoreReport } from './restore/report';
 
 const ROOT = resolve(__dirname, '../..');
 
 /**
  * `pnpm bench`: one broker container for the whole run; part 1 (throughput, raw ceiling,
- * restore), part 2 (the three sweeps); then the table, docs/benchmarks/latest.json,
- * docs/benchmarks/latency.svg and the results block of docs/benchmarks.md.
+ * restore), part 2 (the three sweeps), then the table, docs/benchmarks/latest.json,
+ * docs/benchmarks/latency.svg and the results block of docs/benchmarks.md; part 3 (restore,
+ * catch-up and memory of a large state, failover), then its tables, docs/benchmarks/restore.json
+ * and its block of docs/benchmarks.md. `--part` picks parts 1-2 or 3.
  */
 async function main(o: BenchOptions): Promise<void> {
-  const started = Date.now();
   const machine = describeMachine();
   if (machine.loadAverageAtStart > machine.cpus) {
     log(
@@ -43,51 +46,107 @@ async function main(o: BenchOptions): Promise<void> {
   const admin = kafka.admin();
   try {
     await admin.connect();
-    log('broker round trips');
-    const probe = await probeBroker(kafka, admin);
-    const throughput = await measureThroughput(kafka, admin, broker.brokers, o, workDir);
-    const sweeps = await compareSweeps(kafka, admin, broker.brokers, o, workDir);
-    const reference = loadReference(ROOT);
-    const report: BenchReport = {
-      machine,
-      options: o,
-      durationSec: Math.round((Date.now() - started) / 1000),
-      broker: probe,
-      throughput,
-      sweeps,
-      ...(reference ? { reference } : {}),
-      targets: judgeTargets(throughput, sweeps, reference),
-    };
-    process.stdout.write(`\n${resultsMarkdown(report)}\n\n`);
-    for (const [name, profile] of Object.entries(throughput.profile ?? {})) {
-      if (!profile) continue;
-      process.stdout.write(
-        `CPU profile of the processor, ${name === 'eos' ? 'throughput run' : 'restore'} (self time):\n`,
-      );
-      for (const a of profile.byArea) process.stdout.write(`  ${String(a.percent).padStart(5)} %  ${a.area}\n`);
-      for (const f of profile.topFunctions) process.stdout.write(`  ${String(f.percent).padStart(5)} %  ${f.fn}\n`);
-    }
-    const svg = latencyChart(
-      sweeps.results,
-      sweeps.rounds,
-      `${sweeps.keys.toLocaleString('en-US')} keys, ${sweeps.rate.toLocaleString('en-US')} events/s steady load, ${machine.cpus} CPUs, ${machine.date.slice(0, 10)}`,
-    );
-    if (o.writeDocs) {
-      await writeDocs(ROOT, report, svg);
-      log('wrote docs/benchmarks.md, docs/benchmarks/latest.json and docs/benchmarks/latency.svg');
-    } else {
-      const out = join(tmpdir(), 'state-relay-bench-latest.json');
-      writeFileSync(out, JSON.stringify(report, null, 1));
-      writeFileSync(out.replace(/json$/, 'svg'), svg);
-      log(`--no-docs: wrote ${out} and the chart next to it`);
-    }
-    if (!sweeps.sameFinalState || !throughput.eos.stateMatchesOracle) process.exitCode = 1;
+    if (o.parts.includes('main')) await mainParts(kafka, admin, broker.brokers, o, workDir, machine);
+    if (o.parts.includes('restore')) await restorePart(kafka, admin, broker.brokers, o, workDir, machine);
   } finally {
     killAllChildren();
     await admin.disconnect().catch(() => undefined);
     await broker.stop().catch(() => undefined);
     rmSync(workDir, { recursive: true, force: true });
   }
+}
+
+/** Parts 1 and 2: their table, latest.json, latency.svg and the results block of docs/benchmarks.md. */
+async function mainParts(
+  kafka: Kafka,
+  admin: Admin,
+  brokers: string[],
+  o: BenchOptions,
+  workDir: string,
+  machine: Machine,
+): Promise<void> {
+  const started = Date.now();
+  log('broker round trips');
+  const probe = await probeBroker(kafka, admin);
+  const throughput = await measureThroughput(kafka, admin, brokers, o, workDir);
+  const sweeps = await compareSweeps(kafka, admin, brokers, o, workDir);
+  const reference = loadReference(ROOT);
+  const report: BenchReport = {
+    machine,
+    options: o,
+    durationSec: Math.round((Date.now() - started) / 1000),
+    broker: probe,
+    throughput,
+    sweeps,
+    ...(reference ? { reference } : {}),
+    targets: judgeTargets(throughput, sweeps, reference),
+  };
+  process.stdout.write(`\n${resultsMarkdown(report)}\n\n`);
+  for (const [name, profile] of Object.entries(throughput.profile ?? {})) {
+    if (!profile) continue;
+    process.stdout.write(
+      `CPU profile of the processor, ${name === 'eos' ? 'throughput run' : 'restore'} (self time):\n`,
+    );
+    for (const a of profile.byArea) process.stdout.write(`  ${String(a.percent).padStart(5)} %  ${a.area}\n`);
+    for (const f of profile.topFunctions) process.stdout.write(`  ${String(f.percent).padStart(5)} %  ${f.fn}\n`);
+  }
+  const svg = latencyChart(
+    sweeps.results,
+    sweeps.rounds,
+    `${sweeps.keys.toLocaleString('en-US')} keys, ${sweeps.rate.toLocaleString('en-US')} events/s steady load, ${machine.cpus} CPUs, ${machine.date.slice(0, 10)}`,
+  );
+  if (o.writeDocs) {
+    await writeDocs(ROOT, report, svg);
+    log('wrote docs/benchmarks.md, docs/benchmarks/latest.json and docs/benchmarks/latency.svg');
+  } else {
+    const out = join(tmpdir(), 'state-relay-bench-latest.json');
+    writeFileSync(out, JSON.stringify(report, null, 1));
+    writeFileSync(out.replace(/json$/, 'svg'), svg);
+    log(`--no-docs: wrote ${out} and the chart next to it`);
+  }
+  if (!sweeps.sameFinalState || !throughput.eos.stateMatchesOracle) process.exitCode = 1;
+}
+
+/** Part 3 (issue 13): its tables, docs/benchmarks/restore.json and the bench:restore block of docs/benchmarks.md. */
+async function restorePart(
+  kafka: Kafka,
+  admin: Admin,
+  brokers: string[],
+  o: BenchOptions,
+  workDir: string,
+  machine: Machine,
+): Promise<void> {
+  log(
+    `part 3: restore, catch-up and memory of ${o.restoreKeys.toLocaleString('en-US')} keys` +
+      `${o.restoreBaseKeys > 0 ? ` and of ${o.restoreBaseKeys.toLocaleString('en-US')}` : ''}, command-id bytes, failover`,
+  );
+  const result = await measureRestorePart(kafka, admin, brokers, o, workDir);
+  const report: RestoreReport = {
+    machine,
+    source: describeSource(ROOT),
+    command: ['pnpm bench', ...process.argv.slice(2)].join(' '),
+    options: {
+      restoreKeys: o.restoreKeys,
+      restoreBaseKeys: o.restoreBaseKeys,
+      failoverKeys: o.failoverKeys,
+      partitions: o.partitions,
+      processorEnv: o.processorEnv,
+      scannerNice: o.scannerNice,
+      restoreLabel: o.restoreLabel,
+    },
+    result,
+    targets: judgeRestoreTargets(result),
+  };
+  process.stdout.write(`\n${restoreMarkdown(report)}\n\n`);
+  if (o.writeDocs) {
+    await writeRestoreDocs(ROOT, report);
+    log('wrote docs/benchmarks/restore.json and the bench:restore block of docs/benchmarks.md');
+  } else {
+    const out = join(tmpdir(), 'state-relay-bench-restore.json');
+    writeFileSync(out, JSON.stringify(report, null, 1));
+    log(`--no-docs: wrote ${out}`);
+  }
+  if (!result.ok) process.exitCode = 1;
 }
 
 let options: BenchOptions;

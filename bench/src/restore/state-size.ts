@@ -1,0 +1,268 @@
+import { AS_OF, log } from '../common';
+import { createDeploymentTopics, newDeployment, type Deployment } from '../deployment';
+import { metricSum, type Action, type Admin, type Condition, type Kafka } from '../lib';
+import { ProcessorRun } from '../processor-run';
+import { PhaseRss, type PhasePeak } from '../rss';
+import { ScannerProcess, type ScannerLogLine } from '../scanner-run';
+import { ceilingOf, readBare, type BareRead } from './ceiling';
+import { fillChangelog, type FillResult } from './fill';
+
+/** The sweep over the state: matches about 0.1 % of the seeded accounts, so it walks every row and emits little. */
+export const SPARSE_SWEEP: { condition: Condition; action: Action } = {
+  condition: { field: 'balance', op: 'gte', value: 19_975 },
+  action: { set: { review: 'high-balance' } },
+};
+
+/** The scanner's metrics this part reads (services/scanner/src/metrics.ts). */
+export const SCANNER_METRICS = {
+  records: 'scanner_replica_records_total',
+  lag: 'scanner_replica_lag',
+  heap: 'scanner_nodejs_heap_size_used_bytes',
+} as const;
+const PROCESSOR_RESTORED_METRIC = 'processor_restore_records_total';
+
+export interface MemoryPeak extends PhasePeak {
+  /** Highest JS heap in use seen during the phase (processor: every 250 ms; scanner: /metrics every second). */
+  heapBytes: number;
+}
+
+export interface StateSizeResult {
+  keys: number;
+  fill: FillResult;
+  /** Bare reads in run order: before the processor's restore, and after the scanner caught up. */
+  bare: BareRead[];
+  ceiling: { recordsPerSec: number; recordsPerSecAfterJoin: number };
+  processor: {
+    /** From its "tasks restored from the changelog" line: records, ms (stores opened → every task RUNNING). */
+    records: number;
+    ms: number;
+    recordsPerSec: number;
+    /** / the bare read's connect → end rate (both include a throw-away group's join). */
+    ratio: number;
+    /** processor_restore_records_total when ready. */
+    metricRecords: number;
+    /** Process spawn → every task RUNNING (start, group join, fencing, restore). */
+    readyMs: number;
+    memory: MemoryPeak;
+  };
+  scanner: {
+    /** scanner_replica_records_total when ready; the lag summed over partitions then. */
+    records: number;
+    lag: number;
+    /** The replica follower joined its group → "replica caught up with the changelog" (the scanner's log times). */
+    ms: number;
+    recordsPerSec: number;
+    /** / the bare read's join → end rate. */
+    ratio: number;
+    readyMs: number;
+    memory: MemoryPeak;
+  };
+  sweep: {
+    ms: number;
+    scanned: number;
+    matched: number;
+    emitted: number;
+    applied: number;
+    expectedMatches: number;
+    rowsPerSec: number;
+    processor: MemoryPeak;
+    scanner: MemoryPeak;
+  };
+  ok: boolean;
+  problems: string[];
+}
+
+/**
+ * One state size: a changelog of `keys` entities, then back to back on the same broker: the
+ * bare reads, a processor restoring it into an empty state directory, a scanner catching its
+ * replica up from empty, a sparse sweep through the scanner's API, and a bare read again.
+ */
+export async function measureStateSize(
+  kafka: Kafka,
+  admin: Admin,
+  brokers: string[],
+  keys: number,
+  o: { partitions: number; processorEnv: Record<string, string>; txRetryMs?: number; scannerNice: number },
+  workDir: string,
+): Promise<StateSizeResult> {
+  const d = newDeployment(`restore${keys}`, o.partitions, workDir);
+  const problems: string[] = [];
+  await createDeploymentTopics(admin, d);
+  log(`restore ${n(keys)}: filling ${d.changelogTopic}`);
+  const fill = await fillChangelog(kafka, d.changelogTopic, keys, { seed: 13, count: SPARSE_SWEEP.condition });
+  log(`restore ${n(keys)}: filled in ${fill.ms} ms (${Math.round(fill.meanValueBytes)} bytes per value); bare reads`);
+  const bare = [
+    await readBare(brokers, d.changelogTopic, 'large'),
+    await readBare(brokers, d.changelogTopic, 'defaults'),
+  ];
+  for (const b of bare) if (b.records !== keys) problems.push(`bare read (${b.settings}) saw ${b.records} records`);
+
+  let proc: ProcessorRun | undefined;
+  let scanner: ScannerProcess | undefined;
+  try {
+    log(`restore ${n(keys)}: processor restoring into an empty state directory`);
+    proc = new ProcessorRun(brokers, d, o);
+    const procHeap = heapWatch(proc);
+    const restoreRss = new PhaseRss({ processor: proc.child.pid }, ['processor']);
+    const readyAt = await proc.ready();
+    const restorePeak = restoreRss.finish().processor!;
+    const restoreHeap = procHeap.stop();
+    const restored = proc.restored;
+    const metricRecords = await proc.metric(PROCESSOR_RESTORED_METRIC);
+    if (restored.records !== keys) problems.push(`the processor restored ${restored.records} records`);
+    log(`restore ${n(keys)}: processor restored ${n(restored.records)} records in ${restored.ms} ms`);
+
+    log(`restore ${n(keys)}: scanner catching up its replica from empty`);
+    const catchUp = await startScanner(d, brokers, o.scannerNice);
+    scanner = catchUp.scanner;
+    const catchUpRss = new PhaseRss({ scanner: scanner.pid }, ['scanner']);
+    const catchUpHeap = scannerHeapWatch(scanner);
+    const scannerReadyAt = await scanner.ready();
+    const catchUpPeak = catchUpRss.finish().scanner!;
+    const scannerHeap = await catchUpHeap.stop();
+    const metrics = await scanner.metricsText();
+    const times = catchUp.times();
+    const scannerRecords = metricOrNaN(metrics, SCANNER_METRICS.records, problems);
+    const scannerLag = metricOrNaN(metrics, SCANNER_METRICS.lag, problems);
+    if (scannerRecords !== keys) problems.push(`${SCANNER_METRICS.records} is ${scannerRecords}, not ${keys}`);
+    const scannerMs = times.caughtUpAt - times.joinedAt;
+    log(`restore ${n(keys)}: replica caught up in ${scannerMs} ms; sparse sweep`);
+
+    const sweepProcHeap = heapWatch(proc);
+    const sweepRss = new PhaseRss({ processor: proc.child.pid, scanner: scanner.pid });
+    const sweepHeap = scannerHeapWatch(scanner);
+    const scan = await scanner.createScan({ ...SPARSE_SWEEP, asOf: AS_OF, options: {} });
+    const done = await scanner.finished(scan.id);
+    const sweepPeaks = sweepRss.finish();
+    const sweepProcessorHeap = sweepProcHeap.stop();
+    const sweepScannerHeap = await sweepHeap.stop();
+    const sweepMs = Date.parse(done.finishedAt ?? '') - Date.parse(done.createdAt);
+    if (done.counts.matched !== fill.matching)
+      problems.push(`the sweep matched ${done.counts.matched}, the seeded state has ${fill.matching}`);
+    log(`restore ${n(keys)}: swept ${n(done.counts.scanned)} rows in ${sweepMs} ms; bare read again`);
+
+    bare.push(
+      await readBare(
+        brokers,
+        d.changelogTopic,
+        bare[0]!.recordsPerSec >= bare[1]!.recordsPerSec ? 'large' : 'defaults',
+      ),
+    );
+    const ceiling = ceilingOf(bare);
+    const restoreRate = rate(restored.records, restored.ms);
+    const scannerRate = rate(scannerRecords, scannerMs);
+    return {
+      keys,
+      fill,
+      bare,
+      ceiling,
+      processor: {
+        records: restored.records,
+        ms: restored.ms,
+        recordsPerSec: restoreRate,
+        ratio: restoreRate / ceiling.recordsPerSec,
+        metricRecords,
+        readyMs: readyAt - proc.spawnedAt,
+        memory: { ...restorePeak, heapBytes: restoreHeap },
+      },
+      scanner: {
+        records: scannerRecords,
+        lag: scannerLag,
+        ms: scannerMs,
+        recordsPerSec: scannerRate,
+        ratio: scannerRate / ceiling.recordsPerSecAfterJoin,
+        readyMs: scannerReadyAt - scanner.spawnedAt,
+        memory: { ...catchUpPeak, heapBytes: scannerHeap },
+      },
+      sweep: {
+        ms: sweepMs,
+        scanned: done.counts.scanned,
+        matched: done.counts.matched,
+        emitted: done.counts.emitted,
+        applied: done.counts.results['applied'] ?? 0,
+        expectedMatches: fill.matching,
+        rowsPerSec: rate(done.counts.scanned, sweepMs),
+        processor: { ...sweepPeaks.processor!, heapBytes: sweepProcessorHeap },
+        scanner: { ...sweepPeaks.scanner!, heapBytes: sweepScannerHeap },
+      },
+      ok: problems.length === 0,
+      problems,
+    };
+  } finally {
+    await scanner?.stop();
+    await proc?.stop().catch((err: unknown) => log(`restore ${n(keys)}: ${String(err)}`));
+    await admin
+      .deleteTopics({ topics: [d.eventsTopic, d.commandsTopic, d.changelogTopic, d.resultsTopic, d.deadLetterTopic] })
+      .catch(() => undefined);
+  }
+}
+
+/** A scanner with info logs, and the times of its replica's group join and catch-up (from its log lines). */
+async function startScanner(
+  d: Deployment,
+  brokers: string[],
+  nice: number,
+): Promise<{ scanner: ScannerProcess; times: () => { joinedAt: number; caughtUpAt: number } }> {
+  const scanner = await ScannerProcess.start(d, brokers, { maxCommandLag: 10_000, nice, logLevel: 'info' });
+  let joinedAt = NaN;
+  let caughtUpAt = NaN;
+  const off = scanner.onLog((line: ScannerLogLine) => {
+    if (line.msg === 'replica follower joined; resuming from SQLite offsets' && Number.isNaN(joinedAt))
+      joinedAt = line.time;
+    if (line.msg === 'replica caught up with the changelog' && Number.isNaN(caughtUpAt)) {
+      caughtUpAt = line.time;
+      off();
+    }
+  });
+  return { scanner, times: () => ({ joinedAt, caughtUpAt }) };
+}
+
+/** The processor's highest JS heap reported until stop(). */
+function heapWatch(proc: ProcessorRun): { stop: () => number } {
+  let max = 0;
+  const off = proc.child.on((m) => {
+    if (m.type === 'memory') max = Math.max(max, Number(m.heapUsed));
+  });
+  return {
+    stop: () => {
+      off();
+      return max;
+    },
+  };
+}
+
+/** The scanner's JS heap in use, from its /metrics every second, until stop(). */
+function scannerHeapWatch(scanner: ScannerProcess): { stop: () => Promise<number> } {
+  let max = 0;
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      const text = await scanner.metricsText().catch(() => '');
+      if (text) max = Math.max(max, metricSum(text, SCANNER_METRICS.heap));
+      await new Promise((r) => setTimeout(r, 1_000));
+    }
+  })();
+  return {
+    stop: async () => {
+      stopped = true;
+      await loop;
+      return max;
+    },
+  };
+}
+
+function metricOrNaN(text: string, name: string, problems: string[]): number {
+  if (!new RegExp(`^${name}[ {]`, 'm').test(text)) {
+    problems.push(`the scanner's /metrics has no ${name} (renamed?)`);
+    return NaN;
+  }
+  return metricSum(text, name);
+}
+
+function rate(records: number, ms: number): number {
+  return ms > 0 ? (records * 1000) / ms : NaN;
+}
+
+function n(v: number): string {
+  return v.toLocaleString('en-US');
+}
