@@ -1,16 +1,16 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import fastify, {
-  type FastifyBaseLogger,
-  type FastifyError,
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-} from 'fastify';
+import { createServiceApp, ErrorBodySchema, HTTP_ERRORS, requireBearer } from '@state-relay/service-kit';
+import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { StateReadAuth } from './config';
 import type { ProcessorMetrics } from './metrics';
 import type { Processor } from './processor';
+
+/** Every error code the processor's HTTP API answers with; README.md documents each (test/errors.test.ts). */
+export const ERRORS = {
+  ...HTTP_ERRORS,
+  not_found: { status: 404, meaning: 'no entity with this key in the tasks this instance owns' },
+} as const;
 
 export interface AppDeps {
   processor: Pick<Processor, 'isReady' | 'tasks'>;
@@ -20,58 +20,64 @@ export interface AppDeps {
   stateAuth: StateReadAuth;
 }
 
+/** No route takes a body; anything larger is refused before a handler runs. */
+const BODY_LIMIT = 1024;
+
+const Readiness = Type.Object({
+  ready: Type.Boolean(),
+  tasks: Type.Array(Type.Integer(), { description: 'The tasks (partitions) assigned to this instance' }),
+});
+
+const StateParams = Type.Object({ key: Type.String({ minLength: 1, maxLength: 512 }) });
+const StateBody = Type.Object({
+  key: Type.String(),
+  task: Type.Integer({ description: 'The task (partition) holding the entity' }),
+  version: Type.Integer(),
+  value: Type.Unknown({ description: "The entity's committed value" }),
+});
+const StateNotFound = Type.Object({
+  error: Type.Literal('not_found'),
+  message: Type.String(),
+  ownedTasks: Type.Array(Type.Integer()),
+});
+
 /**
  * The processor's HTTP surface: health, readiness (false while restoring), Prometheus
- * metrics (all open, as probes and scrapers expect) and a read-only view of one entity,
- * behind a bearer token. Built without listening, so tests `inject`.
+ * metrics and the OpenAPI document (all open, as probes and scrapers expect) and a read-only
+ * view of one entity, behind a bearer token. Built without listening, so tests drive it.
  */
 export function buildApp({ processor, metrics, logger, stateAuth }: AppDeps): FastifyInstance {
-  const app = fastify({ loggerInstance: logger as FastifyBaseLogger, bodyLimit: 1024 });
-  // Probes and scrapes arrive every few seconds: per-request logs (info) would drown the rest.
-  app.addHook('onRoute', (route) => {
-    route.logLevel ??= 'warn';
-  });
-
-  app.setErrorHandler((err: FastifyError, request, reply) => {
-    const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
-    if (status >= 500) {
-      request.log.error({ err }, 'request failed');
-      return reply.status(500).send({ error: 'internal_error', message: 'internal error' });
-    }
-    return reply.status(status).send({ error: err.code ?? 'bad_request', message: err.message });
-  });
-
-  app.get('/healthz', { schema: { response: { 200: Type.Object({ status: Type.Literal('ok') }) } } }, async () => ({
-    status: 'ok' as const,
-  }));
-
-  app.get(
-    '/readyz',
-    {
-      schema: {
-        response: {
-          200: Type.Object({ ready: Type.Boolean(), tasks: Type.Array(Type.Integer()) }),
-          503: Type.Object({ ready: Type.Boolean(), tasks: Type.Array(Type.Integer()) }),
-        },
-      },
+  const app = createServiceApp({
+    service: 'processor',
+    description: 'The exactly-once owner of the state: a read-only view of the entities this instance holds.',
+    logger,
+    bodyLimit: BODY_LIMIT,
+    errors: ERRORS,
+    metrics: metrics.registry,
+    readiness: {
+      description: '200 when the group is joined and every assigned task is RUNNING; 503 otherwise',
+      schema: Readiness,
+      report: () => ({ ready: processor.isReady, tasks: processor.tasks.owned }),
     },
-    async (_req, reply) => {
-      const body = { ready: processor.isReady, tasks: processor.tasks.owned };
-      return reply.status(body.ready ? 200 : 503).send(body);
-    },
-  );
-
-  app.get('/metrics', async (_req, reply) => {
-    reply.header('content-type', metrics.registry.contentType);
-    return metrics.registry.metrics();
   });
 
+  // A plugin, as the kit asks: loaded after the kit's OpenAPI hook, so the document lists it.
+  app.register(async (routes) => stateRoutes(routes, processor, stateAuth));
+  return app;
+}
+
+function stateRoutes(app: FastifyInstance, processor: AppDeps['processor'], stateAuth: StateReadAuth): void {
   app.get(
     '/state/:key',
     {
+      // Before anything is parsed; answers 401 in the API's shape and never echoes a token.
       onRequest: stateAuth.kind === 'bearer' ? [requireBearer(stateAuth.token)] : [],
       schema: {
-        params: Type.Object({ key: Type.String({ minLength: 1, maxLength: 512 }) }),
+        tags: ['state'],
+        description: 'The committed entity, if a task of this instance holds it',
+        ...(stateAuth.kind === 'bearer' ? { security: [{ bearerAuth: [] }] } : {}),
+        params: StateParams,
+        response: { 200: StateBody, 400: ErrorBodySchema, 401: ErrorBodySchema, 404: StateNotFound },
       },
     },
     async (request, reply) => {
@@ -79,7 +85,7 @@ export function buildApp({ processor, metrics, logger, stateAuth }: AppDeps): Fa
       const found = await processor.tasks.read(key);
       if (!found) {
         return reply.status(404).send({
-          error: 'not_found',
+          error: 'not_found' as const,
           message: `no entity "${key}" in the tasks this instance owns`,
           ownedTasks: processor.tasks.owned,
         });
@@ -87,31 +93,4 @@ export function buildApp({ processor, metrics, logger, stateAuth }: AppDeps): Fa
       return { key, task: found.task, version: found.entity.version, value: found.entity.value };
     },
   );
-  return app;
-}
-
-/** Constant-time: both sides are hashed first, so the comparison takes the same time whatever they are. */
-function tokensMatch(presented: string, expected: string): boolean {
-  const a = createHash('sha256').update(presented, 'utf8').digest();
-  const b = createHash('sha256').update(expected, 'utf8').digest();
-  return timingSafeEqual(a, b);
-}
-
-/** An onRequest hook (before anything is parsed) answering 401 in the API's shape; never echoes a token. */
-function requireBearer(expected: string) {
-  return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
-    const presented = /^Bearer[ \t]+([^\s].*?)[ \t]*$/i.exec(request.headers.authorization ?? '')?.[1];
-    if (presented !== undefined && tokensMatch(presented, expected)) return undefined;
-    // Answering from an async hook: send, then return the reply so fastify stops here.
-    return reply
-      .status(401)
-      .header('www-authenticate', 'Bearer realm="state-relay-processor"')
-      .send({
-        error: 'unauthorized',
-        message:
-          presented === undefined
-            ? 'a bearer token is required: Authorization: Bearer <token>'
-            : 'the bearer token is not valid',
-      });
-  };
 }

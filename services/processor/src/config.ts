@@ -1,4 +1,6 @@
+import { Type, type Static } from '@sinclair/typebox';
 import { changelogTopicName } from '@state-relay/contracts';
+import { ConfigError, EnvVar, loadEnv } from '@state-relay/service-kit';
 
 /** Everything the processor reads from its environment, validated once at start. */
 export interface ProcessorConfig {
@@ -45,24 +47,53 @@ export interface ServerConfig extends ProcessorConfig {
   stateAuth: StateReadAuth;
 }
 
-export class ConfigError extends Error {
-  readonly code = 'CONFIG_INVALID' as const;
-  constructor(readonly problems: string[]) {
-    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
-    this.name = 'ConfigError';
-  }
-}
+// Moved to the service kit; re-exported for the modules and benches that import it from here.
+export { ConfigError };
 
-const TOPIC = /^[A-Za-z0-9._-]{1,249}$/;
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 const MIN_TOKEN_LENGTH = 16;
+
+/** The processor's environment: README.md's configuration table is checked against it. */
+export const PROCESSOR_ENV = Type.Object({
+  KAFKA_BROKERS: EnvVar.brokers(),
+  APP_ID: EnvVar.kafkaName('state-relay', 'consumer group id, transactional id prefix, changelog prefix'),
+  STORE_NAME: EnvVar.kafkaName('accounts', 'changelog = <APP_ID>-<STORE_NAME>-changelog'),
+  EVENTS_TOPIC: EnvVar.topic('accounts-events'),
+  COMMANDS_TOPIC: EnvVar.topic('accounts-commands'),
+  RESULTS_TOPIC: EnvVar.topic('accounts-command-results'),
+  DEAD_LETTER_TOPIC: EnvVar.topic('accounts-dead-letter'),
+  PARTITIONS: EnvVar.integer({ default: 6, minimum: 1, maximum: 1000 }),
+  STATE_DIR: EnvVar.text({ default: './data/processor' }),
+  HTTP_HOST: EnvVar.text({ default: '0.0.0.0' }),
+  HTTP_PORT: EnvVar.port(8080),
+  LOG_LEVEL: EnvVar.logLevel(),
+  TRANSACTION_TIMEOUT_MS: EnvVar.integer({ default: 60_000, minimum: 1_000, maximum: 900_000 }),
+  SESSION_TIMEOUT_MS: EnvVar.integer({ default: 30_000, minimum: 6_000, maximum: 300_000 }),
+  CONCURRENCY: EnvVar.integer({ default: 4, minimum: 1, maximum: 64 }),
+  COMMIT_INTERVAL_MS: EnvVar.integer({ default: 100, minimum: 1, maximum: 60_000 }),
+  COMMIT_MAX_RECORDS: EnvVar.integer({ default: 10_000, minimum: 1, maximum: 1_000_000 }),
+  MAX_UNCOMMITTED_RECORDS: EnvVar.integer({ default: 50_000, minimum: 1, maximum: 10_000_000 }),
+  FETCH_MAX_BYTES_PER_PARTITION: EnvVar.integer({ default: 262_144, minimum: 16_384, maximum: 16_777_216 }),
+});
+
+/** The process that serves HTTP also reads who may read state. */
+export const SERVER_ENV = Type.Object({
+  ...PROCESSOR_ENV.properties,
+  STATE_API_TOKEN: Type.Optional(
+    EnvVar.secret({
+      minLength: MIN_TOKEN_LENGTH,
+      problem: `must be at least ${MIN_TOKEN_LENGTH} characters, got {length}`,
+      description: 'the bearer token GET /state/:key asks for',
+    }),
+  ),
+  STATE_API_AUTH: EnvVar.oneOf(['token', 'off'], {
+    default: 'token',
+    problem: 'must be "token" (the default) or "off"',
+  }),
+});
 
 /** Reads and checks every variable, reporting all bad values at once, each with its name. */
 export function loadConfig(env: NodeJS.ProcessEnv): ProcessorConfig {
-  const problems: string[] = [];
-  const config = readProcessorConfig(env, problems);
-  if (problems.length > 0) throw new ConfigError(problems);
-  return config;
+  return toProcessorConfig(loadEnv(PROCESSOR_ENV, env, checkProcessor));
 }
 
 /**
@@ -70,105 +101,70 @@ export function loadConfig(env: NodeJS.ProcessEnv): ProcessorConfig {
  * apart so embedders without an HTTP surface (the benchmark's processor) need no token.
  */
 export function loadServerConfig(env: NodeJS.ProcessEnv): ServerConfig {
-  const problems: string[] = [];
-  const config = readProcessorConfig(env, problems);
-  const stateAuth = readStateAuth(env, problems);
-  if (problems.length > 0) throw new ConfigError(problems);
-  return { ...config, stateAuth };
+  const values = loadEnv(SERVER_ENV, env, (v, problems) => {
+    checkProcessor(v, problems);
+    checkStateAuth(v, problems);
+  });
+  const stateAuth: StateReadAuth =
+    values.STATE_API_AUTH === 'off' ? { kind: 'off' } : { kind: 'bearer', token: values.STATE_API_TOKEN ?? '' };
+  return { ...toProcessorConfig(values), stateAuth };
+}
+
+type ProcessorEnv = Static<typeof PROCESSOR_ENV>;
+
+function toProcessorConfig(v: ProcessorEnv): ProcessorConfig {
+  return {
+    brokers: v.KAFKA_BROKERS,
+    appId: v.APP_ID,
+    storeName: v.STORE_NAME,
+    eventsTopic: v.EVENTS_TOPIC,
+    commandsTopic: v.COMMANDS_TOPIC,
+    resultsTopic: v.RESULTS_TOPIC,
+    deadLetterTopic: v.DEAD_LETTER_TOPIC,
+    changelogTopic: changelogTopicName(v.APP_ID, v.STORE_NAME),
+    partitions: v.PARTITIONS,
+    stateDir: v.STATE_DIR,
+    httpHost: v.HTTP_HOST,
+    httpPort: v.HTTP_PORT,
+    logLevel: v.LOG_LEVEL,
+    transactionTimeoutMs: v.TRANSACTION_TIMEOUT_MS,
+    sessionTimeoutMs: v.SESSION_TIMEOUT_MS,
+    concurrency: v.CONCURRENCY,
+    commitIntervalMs: v.COMMIT_INTERVAL_MS,
+    commitMaxRecords: v.COMMIT_MAX_RECORDS,
+    maxUncommittedRecords: v.MAX_UNCOMMITTED_RECORDS,
+    fetchMaxBytesPerPartition: v.FETCH_MAX_BYTES_PER_PARTITION,
+  };
+}
+
+function checkProcessor(v: Partial<ProcessorEnv>, problems: string[]): void {
+  const { MAX_UNCOMMITTED_RECORDS: maxUncommitted, COMMIT_MAX_RECORDS: commitMax } = v;
+  if (maxUncommitted !== undefined && commitMax !== undefined && maxUncommitted < commitMax) {
+    problems.push(`MAX_UNCOMMITTED_RECORDS (${maxUncommitted}) must be at least COMMIT_MAX_RECORDS (${commitMax})`);
+  }
+  const { COMMIT_INTERVAL_MS: interval, TRANSACTION_TIMEOUT_MS: timeout } = v;
+  if (interval !== undefined && timeout !== undefined && interval >= timeout) {
+    problems.push(`COMMIT_INTERVAL_MS (${interval}) must be lower than TRANSACTION_TIMEOUT_MS (${timeout})`);
+  }
+  if (v.EVENTS_TOPIC === v.COMMANDS_TOPIC) problems.push('EVENTS_TOPIC and COMMANDS_TOPIC must differ');
+  if (v.APP_ID !== undefined && v.STORE_NAME !== undefined) {
+    try {
+      changelogTopicName(v.APP_ID, v.STORE_NAME);
+    } catch (err) {
+      problems.push(`APP_ID and STORE_NAME: ${(err as Error).message}`);
+    }
+  }
 }
 
 /** Never quotes the token: problems are printed at start. */
-function readStateAuth(env: NodeJS.ProcessEnv, problems: string[]): StateReadAuth {
-  const mode = env.STATE_API_AUTH?.trim() || 'token';
-  const token = env.STATE_API_TOKEN?.trim() ?? '';
-  if (mode === 'off') {
-    if (token !== '') problems.push('STATE_API_TOKEN is set but STATE_API_AUTH=off: unset one of them');
-    return { kind: 'off' };
-  }
-  if (mode !== 'token') {
-    problems.push(`STATE_API_AUTH must be "token" (the default) or "off", got "${mode}"`);
-    return { kind: 'off' };
-  }
-  if (token === '') {
+function checkStateAuth(v: Partial<Static<typeof SERVER_ENV>>, problems: string[]): void {
+  const token = v.STATE_API_TOKEN;
+  if (v.STATE_API_AUTH === 'off') {
+    if (token !== undefined) problems.push('STATE_API_TOKEN is set but STATE_API_AUTH=off: unset one of them');
+    // A token refused for its length reaches here unset: it is not also missing.
+  } else if (token === undefined && !problems.some((p) => p.startsWith('STATE_API_TOKEN '))) {
     problems.push(
       'STATE_API_TOKEN is required: the bearer token GET /state/:key asks for (STATE_API_AUTH=off serves state without one)',
     );
-  } else if (token.length < MIN_TOKEN_LENGTH) {
-    problems.push(`STATE_API_TOKEN must be at least ${MIN_TOKEN_LENGTH} characters, got ${token.length}`);
   }
-  return { kind: 'bearer', token };
-}
-
-function readProcessorConfig(env: NodeJS.ProcessEnv, problems: string[]): ProcessorConfig {
-  const str = (name: string, fallback?: string): string => {
-    const v = env[name]?.trim();
-    if (v) return v;
-    if (fallback === undefined) problems.push(`${name} is required`);
-    return fallback ?? '';
-  };
-  const int = (name: string, fallback: number, min: number, max: number): number => {
-    const raw = env[name]?.trim();
-    if (!raw) return fallback;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < min || n > max) {
-      problems.push(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
-      return fallback;
-    }
-    return n;
-  };
-  const topic = (name: string, fallback: string): string => {
-    const t = str(name, fallback);
-    if (!TOPIC.test(t))
-      problems.push(`${name} must be a Kafka topic name ([A-Za-z0-9._-], at most 249 chars), got "${t}"`);
-    return t;
-  };
-
-  const brokers = str('KAFKA_BROKERS')
-    .split(',')
-    .map((b) => b.trim())
-    .filter(Boolean);
-  for (const b of brokers)
-    if (!/^[^:\s]+:\d{1,5}$/.test(b)) problems.push(`KAFKA_BROKERS entries must be host:port, got "${b}"`);
-  const appId = str('APP_ID', 'state-relay');
-  if (!TOPIC.test(appId)) problems.push(`APP_ID must use only [A-Za-z0-9._-], got "${appId}"`);
-  const storeName = str('STORE_NAME', 'accounts');
-  if (!TOPIC.test(storeName)) problems.push(`STORE_NAME must use only [A-Za-z0-9._-], got "${storeName}"`);
-  const logLevel = str('LOG_LEVEL', 'info');
-  if (!LOG_LEVELS.includes(logLevel))
-    problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
-
-  const config: ProcessorConfig = {
-    brokers,
-    appId,
-    storeName,
-    eventsTopic: topic('EVENTS_TOPIC', 'accounts-events'),
-    commandsTopic: topic('COMMANDS_TOPIC', 'accounts-commands'),
-    resultsTopic: topic('RESULTS_TOPIC', 'accounts-command-results'),
-    deadLetterTopic: topic('DEAD_LETTER_TOPIC', 'accounts-dead-letter'),
-    changelogTopic: changelogTopicName(appId, storeName),
-    partitions: int('PARTITIONS', 6, 1, 1000),
-    stateDir: str('STATE_DIR', './data/processor'),
-    httpHost: str('HTTP_HOST', '0.0.0.0'),
-    httpPort: int('HTTP_PORT', 8080, 0, 65535),
-    logLevel,
-    transactionTimeoutMs: int('TRANSACTION_TIMEOUT_MS', 60_000, 1_000, 900_000),
-    sessionTimeoutMs: int('SESSION_TIMEOUT_MS', 30_000, 6_000, 300_000),
-    concurrency: int('CONCURRENCY', 4, 1, 64),
-    commitIntervalMs: int('COMMIT_INTERVAL_MS', 100, 1, 60_000),
-    commitMaxRecords: int('COMMIT_MAX_RECORDS', 10_000, 1, 1_000_000),
-    maxUncommittedRecords: int('MAX_UNCOMMITTED_RECORDS', 50_000, 1, 10_000_000),
-    fetchMaxBytesPerPartition: int('FETCH_MAX_BYTES_PER_PARTITION', 262_144, 16_384, 16_777_216),
-  };
-  if (config.maxUncommittedRecords < config.commitMaxRecords) {
-    problems.push(
-      `MAX_UNCOMMITTED_RECORDS (${config.maxUncommittedRecords}) must be at least COMMIT_MAX_RECORDS (${config.commitMaxRecords})`,
-    );
-  }
-  if (config.commitIntervalMs >= config.transactionTimeoutMs) {
-    problems.push(
-      `COMMIT_INTERVAL_MS (${config.commitIntervalMs}) must be lower than TRANSACTION_TIMEOUT_MS (${config.transactionTimeoutMs})`,
-    );
-  }
-  if (config.eventsTopic === config.commandsTopic) problems.push('EVENTS_TOPIC and COMMANDS_TOPIC must differ');
-  return config;
 }

@@ -1,9 +1,12 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { createServiceRegistry } from '@state-relay/service-kit';
+import { Counter, Gauge, Histogram } from 'prom-client';
 
-/** The processor's Prometheus metrics, in one registry per processor instance. */
+/**
+ * The processor's Prometheus metrics, in one registry per processor instance, with Node's default
+ * metrics under their standard names labelled `service="processor"`.
+ */
 export function createProcessorMetrics() {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'processor_' });
+  const registry = createServiceRegistry('processor');
   return {
     registry,
     events: new Counter({
@@ -88,7 +91,7 @@ export function createProcessorMetrics() {
       registers: [registry],
     }),
     consumerLag: new Gauge({
-      name: 'processor_consumer_lag',
+      name: 'processor_consumer_lag_records',
       help: 'Records between the last processed batch and the partition end, per input topic and partition',
       labelNames: ['topic', 'partition'] as const,
       registers: [registry],

@@ -11,7 +11,8 @@ import {
   type ConsumerWatch,
 } from '@state-relay/kafka-runtime';
 import type { TaskStore } from '@state-relay/store';
-import { Admin, Consumer, Kafka, logLevel as kafkaLogLevel, type LogEntry } from 'kafkajs';
+import { createKafkaClient } from '@state-relay/service-kit';
+import type { Admin, Consumer, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { ProcessorConfig } from './config';
 import type { ProcessorMetrics } from './metrics';
@@ -57,17 +58,8 @@ function bounded<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
 /** Record-batch limit of the dead-letter topic (the broker default is 1 MB). */
 const DEAD_LETTER_MAX_BYTES = 8 * 1024 * 1024;
 
-/** kafkajs log lines into pino, one level down: kafkajs is loud about retried errors. */
-export function kafkaLogCreator(logger: Logger) {
-  return () =>
-    ({ level, log }: LogEntry) => {
-      const { message, ...extra } = log;
-      const child = { kafkajs: extra };
-      if (level === kafkaLogLevel.ERROR) logger.warn(child, message);
-      else if (level === kafkaLogLevel.WARN) logger.info(child, message);
-      else logger.debug(child, message);
-    };
-}
+// The kafkajs→pino bridge moved to the service kit; re-exported for anything importing it from here.
+export { kafkaLogCreator } from '@state-relay/service-kit';
 
 /**
  * The owner of the state: consumes the events and commands topics as one consumer group
@@ -92,12 +84,7 @@ export class Processor {
     const { config, logger } = deps;
     this.groupId = config.appId;
     this.inputTopics = [config.eventsTopic, config.commandsTopic];
-    this.kafka = new Kafka({
-      clientId: `${config.appId}-processor`,
-      brokers: config.brokers,
-      logCreator: kafkaLogCreator(logger.child({ component: 'kafkajs' })),
-      retry: { retries: 10, initialRetryTime: 200, maxRetryTime: 10_000 },
-    });
+    this.kafka = createKafkaClient({ clientId: `${config.appId}-processor`, brokers: config.brokers, logger });
   }
 
   /** Ready when the group has been joined and every assigned task is RUNNING. */

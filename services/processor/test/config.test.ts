@@ -1,4 +1,7 @@
-import { ConfigError, loadConfig, loadServerConfig } from '../src/config';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { configTableDrift } from '@state-relay/service-kit';
+import { ConfigError, loadConfig, loadServerConfig, SERVER_ENV } from '../src/config';
 
 const TOKEN = 'state-read-token-0123456789';
 
@@ -13,6 +16,11 @@ function problemsOf(load: () => unknown): string {
 }
 
 describe('processor config', () => {
+  it("is what README.md's configuration table says: every variable, with its default", () => {
+    const readme = readFileSync(join(__dirname, '../README.md'), 'utf8');
+    expect(configTableDrift(SERVER_ENV, readme)).toEqual([]);
+  });
+
   it('has sensible defaults and derives the changelog name Kafka Streams would use', () => {
     const c = loadConfig({ KAFKA_BROKERS: 'kafka:9092' });
     expect(c.brokers).toEqual(['kafka:9092']);
@@ -47,9 +55,35 @@ describe('processor config', () => {
     expect(() => loadConfig({})).toThrow(/KAFKA_BROKERS is required/);
   });
 
+  it('checks the settings against each other, also when another value is bad', () => {
+    const problems = problemsOf(() =>
+      loadConfig({
+        KAFKA_BROKERS: 'kafka:9092',
+        PARTITIONS: 'zero',
+        COMMIT_MAX_RECORDS: '60000',
+        COMMIT_INTERVAL_MS: '60000',
+        EVENTS_TOPIC: 'same',
+        COMMANDS_TOPIC: 'same',
+      }),
+    );
+    expect(problems.split('\n')).toEqual([
+      'PARTITIONS must be an integer from 1 to 1000, got "zero"',
+      'MAX_UNCOMMITTED_RECORDS (50000) must be at least COMMIT_MAX_RECORDS (60000)',
+      'COMMIT_INTERVAL_MS (60000) must be lower than TRANSACTION_TIMEOUT_MS (60000)',
+      'EVENTS_TOPIC and COMMANDS_TOPIC must differ',
+    ]);
+  });
+
+  it('refuses an APP_ID and STORE_NAME whose changelog name Kafka would not take', () => {
+    expect(
+      problemsOf(() => loadConfig({ KAFKA_BROKERS: 'k:1', APP_ID: 'a'.repeat(200), STORE_NAME: 'b'.repeat(40) })),
+    ).toMatch(/^APP_ID and STORE_NAME: changelog topic name 251 characters exceeds Kafka's limit of 249$/);
+  });
+
   it('keeps the commit-cycle settings the processor core reads', () => {
     const c = loadConfig({ KAFKA_BROKERS: 'kafka:9092', COMMIT_INTERVAL_MS: '250', COMMIT_MAX_RECORDS: '500' });
     expect(c).toMatchObject({ commitIntervalMs: 250, commitMaxRecords: 500, maxUncommittedRecords: 50_000 });
+    expect(c.fetchMaxBytesPerPartition).toBe(262_144);
   });
 });
 

@@ -8,7 +8,7 @@ import { createProcessorMetrics } from '../src/metrics';
 // The processor's HTTP surface on a real port: reading an entity needs the bearer token;
 // health, readiness and metrics stay open for probes and scrapers.
 const TOKEN = 'processor-state-token-7f3a9c2e51';
-const entity: StoredEntity = { version: 4, value: { status: 'active', balance: 120 }, commandIds: [] };
+const entity: StoredEntity = { version: 4, value: { status: 'active', balance: 120 }, seen: '' };
 
 async function start(stateAuth: StateReadAuth, logs: string[]): Promise<{ app: FastifyInstance; base: string }> {
   const app = buildApp({
@@ -16,7 +16,10 @@ async function start(stateAuth: StateReadAuth, logs: string[]): Promise<{ app: F
       isReady: true,
       tasks: {
         owned: [0, 1],
-        read: async (key: string) => (key === 'acct-1' ? { task: 1, entity } : undefined),
+        read: async (key: string) => {
+          if (key === 'explode') throw new Error('SQLITE_CORRUPT: /var/lib/state/task-1.sqlite');
+          return key === 'acct-1' ? { task: 1, entity } : undefined;
+        },
       } as never,
     },
     metrics: createProcessorMetrics(),
@@ -61,12 +64,55 @@ describe('processor HTTP: GET /state/:key behind a bearer token', () => {
     expect((await get(base, '/state/acct-2', `bearer  ${TOKEN} `)).status).toBe(404);
   });
 
-  it('health, readiness and metrics stay open', async () => {
+  it('health, readiness, metrics and the OpenAPI document stay open', async () => {
     expect((await get(base, '/healthz')).status).toBe(200);
     expect(JSON.parse((await get(base, '/readyz')).text)).toEqual({ ready: true, tasks: [0, 1] });
     const metrics = await get(base, '/metrics');
     expect(metrics.status).toBe(200);
-    expect(metrics.text).toContain('processor_');
+    expect(metrics.text).toContain('# TYPE processor_consumer_lag_records gauge');
+    // Node's defaults under their standard names, told apart by a label, not a prefix.
+    expect(metrics.text).toMatch(/^process_cpu_user_seconds_total\{service="processor"\} /m);
+    expect(metrics.text).toMatch(/^nodejs_heap_size_used_bytes\{service="processor"\} /m);
+    expect(metrics.text).not.toMatch(/^processor_(process|nodejs)_/m);
+    const doc = await get(base, '/openapi.json');
+    expect(doc.status).toBe(200);
+    const openapi = JSON.parse(doc.text);
+    expect(openapi.info.title).toBe('state-relay processor');
+    expect(Object.keys(openapi.paths)).toEqual(
+      expect.arrayContaining(['/healthz', '/readyz', '/metrics', '/openapi.json', '/state/{key}']),
+    );
+    expect(openapi.paths['/state/{key}'].get.security).toEqual([{ bearerAuth: [] }]);
+  });
+
+  it('answers a key outside the schema in the shared error contract, naming the field', async () => {
+    const res = await get(base, `/state/${'k'.repeat(513)}`, `Bearer ${TOKEN}`);
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.text)).toEqual({
+      error: 'invalid_request',
+      message: '/params/key: must NOT have more than 512 characters',
+      issues: [{ path: '/params/key', message: 'must NOT have more than 512 characters' }],
+    });
+    expect(res.text).not.toContain('FST_');
+  });
+
+  it('reads a key of any length a record key may have (512 bytes)', async () => {
+    const res = await get(base, `/state/${'k'.repeat(512)}`, `Bearer ${TOKEN}`);
+    expect(res.status).toBe(404);
+    expect(JSON.parse(res.text)).toMatchObject({ error: 'not_found', ownedTasks: [0, 1] });
+  });
+
+  it('answers an unknown route with route_not_found', async () => {
+    const res = await get(base, '/nope?x=1');
+    expect([res.status, JSON.parse(res.text)]).toEqual([
+      404,
+      { error: 'route_not_found', message: 'no route GET /nope' },
+    ]);
+  });
+
+  it('hides internals behind a 500', async () => {
+    const res = await get(base, '/state/explode', `Bearer ${TOKEN}`);
+    expect(res.status).toBe(500);
+    expect(JSON.parse(res.text)).toEqual({ error: 'internal_error', message: 'internal error' });
   });
 
   it('never echoes or logs the token', async () => {

@@ -45,7 +45,8 @@ export interface ServiceAppOptions extends ServiceHttpOptions {
 /**
  * A service's fastify instance, built without listening so tests drive it: the strict validation
  * and body handling both services share, and `serviceHttp` registered. The service registers its
- * own routes on it.
+ * own routes on it as plugins (`app.register`): a route declared on the instance itself is added
+ * before the OpenAPI hook exists and is missing from the document.
  */
 export function createServiceApp(options: ServiceAppOptions): FastifyInstance {
   const app = fastify({
