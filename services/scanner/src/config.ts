@@ -1,5 +1,7 @@
 import { join } from 'node:path';
+import { Type, type Static } from '@sinclair/typebox';
 import { changelogTopicName } from '@state-relay/contracts';
+import { ConfigError, EnvVar, loadEnv } from '@state-relay/service-kit';
 
 /** Everything the scanner reads from its environment, validated once at start. */
 export interface ScannerConfig {
@@ -31,92 +33,71 @@ export interface ScannerConfig {
   scheduleMinIntervalMs: number;
 }
 
-export class ConfigError extends Error {
-  readonly code = 'CONFIG_INVALID' as const;
-  constructor(readonly problems: string[]) {
-    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
-    this.name = 'ConfigError';
-  }
-}
+// Moved to the service kit; re-exported for the modules and tests that import it from here.
+export { ConfigError };
 
-const TOPIC = /^[A-Za-z0-9._-]{1,249}$/;
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 export const MIN_TOKEN_LENGTH = 16;
+
+/** The scanner's environment: README.md's configuration table is checked against it. */
+export const SCANNER_ENV = Type.Object({
+  KAFKA_BROKERS: EnvVar.brokers(),
+  APP_ID: EnvVar.kafkaName('state-relay', "the processor's app id; its consumer group id is the same string"),
+  STORE_NAME: EnvVar.kafkaName('accounts', 'the changelog is <APP_ID>-<STORE_NAME>-changelog'),
+  COMMANDS_TOPIC: EnvVar.topic('accounts-commands'),
+  RESULTS_TOPIC: EnvVar.topic('accounts-command-results'),
+  STATE_DIR: EnvVar.text({ default: './data/scanner' }),
+  HTTP_HOST: EnvVar.text({ default: '0.0.0.0' }),
+  HTTP_PORT: EnvVar.port(8081),
+  LOG_LEVEL: EnvVar.logLevel(),
+  // Checked by length only and never quoted back: a config error must not leak it.
+  API_TOKEN: EnvVar.secret({
+    minLength: MIN_TOKEN_LENGTH,
+    problem: `must be at least ${MIN_TOKEN_LENGTH} characters (got {length})`,
+    description: 'bearer token for the scan routes',
+  }),
+  MAX_COMMAND_LAG: EnvVar.integer({ default: 10_000, minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+  CHUNK_SIZE: EnvVar.integer({ default: 2_000, minimum: 1, maximum: 100_000 }),
+  MAX_BODY_BYTES: EnvVar.integer({ default: 65_536, minimum: 1_024, maximum: 16 * 1024 * 1024 }),
+  SCANNER_ID: EnvVar.kafkaName('scanner', "names this scanner's consumer groups"),
+  REPLICA_CATCHUP_TIMEOUT_MS: EnvVar.integer({ default: 120_000, minimum: 1_000, maximum: 24 * 3_600_000 }),
+  SCHEDULE_MIN_INTERVAL_MS: EnvVar.integer({ default: 60_000, minimum: 1_000, maximum: 86_400_000 }),
+});
+
+type ScannerEnv = Static<typeof SCANNER_ENV>;
 
 /** Reads and checks every variable, reporting all bad values at once, each with its name. */
 export function loadConfig(env: NodeJS.ProcessEnv): ScannerConfig {
-  const problems: string[] = [];
-  const str = (name: string, fallback?: string): string => {
-    const v = env[name]?.trim();
-    if (v) return v;
-    if (fallback === undefined) problems.push(`${name} is required`);
-    return fallback ?? '';
+  const v = loadEnv(SCANNER_ENV, env, checkScanner);
+  return {
+    brokers: v.KAFKA_BROKERS,
+    appId: v.APP_ID,
+    storeName: v.STORE_NAME,
+    changelogTopic: changelogTopicName(v.APP_ID, v.STORE_NAME),
+    commandsTopic: v.COMMANDS_TOPIC,
+    resultsTopic: v.RESULTS_TOPIC,
+    stateDir: v.STATE_DIR,
+    replicaPath: join(v.STATE_DIR, 'replica.sqlite'),
+    scansPath: join(v.STATE_DIR, 'scans.sqlite'),
+    httpHost: v.HTTP_HOST,
+    httpPort: v.HTTP_PORT,
+    logLevel: v.LOG_LEVEL,
+    apiToken: v.API_TOKEN,
+    maxCommandLag: v.MAX_COMMAND_LAG,
+    chunkSize: v.CHUNK_SIZE,
+    maxBodyBytes: v.MAX_BODY_BYTES,
+    scannerId: v.SCANNER_ID,
+    replicaCatchUpTimeoutMs: v.REPLICA_CATCHUP_TIMEOUT_MS,
+    scheduleMinIntervalMs: v.SCHEDULE_MIN_INTERVAL_MS,
   };
-  const int = (name: string, fallback: number, min: number, max: number): number => {
-    const raw = env[name]?.trim();
-    if (!raw) return fallback;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < min || n > max) {
-      problems.push(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
-      return fallback;
+}
+
+function checkScanner(v: Partial<ScannerEnv>, problems: string[]): void {
+  if (v.APP_ID !== undefined && v.STORE_NAME !== undefined) {
+    try {
+      changelogTopicName(v.APP_ID, v.STORE_NAME);
+    } catch (err) {
+      problems.push(`APP_ID and STORE_NAME: ${(err as Error).message}`);
     }
-    return n;
-  };
-  const name = (variable: string, fallback: string, what = 'must use only [A-Za-z0-9._-]'): string => {
-    const t = str(variable, fallback);
-    if (!TOPIC.test(t)) problems.push(`${variable} ${what}, got "${t}"`);
-    return t;
-  };
-  const topic = (variable: string, fallback: string) =>
-    name(variable, fallback, 'must be a Kafka topic name ([A-Za-z0-9._-], at most 249 chars)');
-
-  const brokers = str('KAFKA_BROKERS')
-    .split(',')
-    .map((b) => b.trim())
-    .filter(Boolean);
-  for (const b of brokers)
-    if (!/^[^:\s]+:\d{1,5}$/.test(b)) problems.push(`KAFKA_BROKERS entries must be host:port, got "${b}"`);
-  const appId = name('APP_ID', 'state-relay');
-  const storeName = name('STORE_NAME', 'accounts');
-  const logLevel = str('LOG_LEVEL', 'info');
-  if (!LOG_LEVELS.includes(logLevel))
-    problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
-  // The token is checked by length only and never quoted back: a config error must not leak it.
-  const apiToken = env.API_TOKEN?.trim() ?? '';
-  if (!apiToken) problems.push('API_TOKEN is required');
-  else if (apiToken.length < MIN_TOKEN_LENGTH) {
-    problems.push(`API_TOKEN must be at least ${MIN_TOKEN_LENGTH} characters (got ${apiToken.length})`);
   }
-  const stateDir = str('STATE_DIR', './data/scanner');
-  let changelogTopic = '';
-  try {
-    changelogTopic = changelogTopicName(appId, storeName);
-  } catch (err) {
-    if (TOPIC.test(appId) && TOPIC.test(storeName)) problems.push(`APP_ID and STORE_NAME: ${(err as Error).message}`);
-  }
-
-  const config: ScannerConfig = {
-    brokers,
-    appId,
-    storeName,
-    changelogTopic,
-    commandsTopic: topic('COMMANDS_TOPIC', 'accounts-commands'),
-    resultsTopic: topic('RESULTS_TOPIC', 'accounts-command-results'),
-    stateDir,
-    replicaPath: join(stateDir, 'replica.sqlite'),
-    scansPath: join(stateDir, 'scans.sqlite'),
-    httpHost: str('HTTP_HOST', '0.0.0.0'),
-    httpPort: int('HTTP_PORT', 8081, 0, 65535),
-    logLevel,
-    apiToken,
-    maxCommandLag: int('MAX_COMMAND_LAG', 10_000, 1, Number.MAX_SAFE_INTEGER),
-    chunkSize: int('CHUNK_SIZE', 2_000, 1, 100_000),
-    maxBodyBytes: int('MAX_BODY_BYTES', 65_536, 1_024, 16 * 1024 * 1024),
-    scannerId: name('SCANNER_ID', 'scanner'),
-    replicaCatchUpTimeoutMs: int('REPLICA_CATCHUP_TIMEOUT_MS', 120_000, 1_000, 24 * 3_600_000),
-    scheduleMinIntervalMs: int('SCHEDULE_MIN_INTERVAL_MS', 60_000, 1_000, 86_400_000),
-  };
-  if (config.commandsTopic === config.resultsTopic) problems.push('COMMANDS_TOPIC and RESULTS_TOPIC must differ');
-  if (problems.length > 0) throw new ConfigError(problems);
-  return config;
+  if (v.COMMANDS_TOPIC === v.RESULTS_TOPIC) problems.push('COMMANDS_TOPIC and RESULTS_TOPIC must differ');
 }

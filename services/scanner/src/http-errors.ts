@@ -1,78 +1,11 @@
-import type { FastifyError } from 'fastify';
-import { ERRORS, InvalidRequestError, ScannerError, type ErrorCode, type FieldIssue } from './errors';
+import { toErrorReply as serviceErrorReply, type ErrorReply } from '@state-relay/service-kit';
+import { ERRORS } from './errors';
 
-export interface ErrorReply {
-  status: number;
-  body: { error: ErrorCode; message: string; issues?: FieldIssue[] };
-}
+// The error contract moved to the service kit (createServiceApp answers every error with it);
+// these keep the scanner's table bound for the tests and modules that call them from here.
+export { validationIssues, type ErrorReply } from '@state-relay/service-kit';
 
-interface AjvError {
-  instancePath: string;
-  keyword: string;
-  params: Record<string, unknown>;
-  message?: string;
-}
-
-/**
- * Every error a request can end in, as one body shape: {error, message, issues?}. Client errors
- * say what was wrong; anything else is a 500 that says nothing more (the log has the details).
- */
+/** Every error a request can end in, as {error, message, issues?} with the status from ERRORS. */
 export function toErrorReply(err: unknown, bodyLimit: number): ErrorReply {
-  if (err instanceof InvalidRequestError) return reply('invalid_request', err.message, err.issues);
-  if (err instanceof ScannerError)
-    return reply(err.code, ERRORS[err.code].status >= 500 ? 'internal error' : err.message);
-  const e = err as Partial<FastifyError> & { validation?: AjvError[]; validationContext?: string };
-  if (Array.isArray(e.validation)) {
-    const issues = validationIssues(e.validation, e.validationContext ?? 'body');
-    return reply('invalid_request', issues.map((i) => `${i.path}: ${i.message}`).join('; '), issues);
-  }
-  switch (e.code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return reply('body_too_large', `the body is larger than ${bodyLimit} bytes`);
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return reply('unsupported_media_type', 'send the body as application/json');
-    case 'FST_ERR_BAD_URL':
-      return reply('invalid_request', '/params: the URL path is not valid percent-encoding', [
-        { path: '/params', message: 'the URL path is not valid percent-encoding' },
-      ]);
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return reply('invalid_json', 'the body is empty but the content type is application/json');
-  }
-  const status = typeof e.statusCode === 'number' ? e.statusCode : 500;
-  // Other 4xx from fastify's body parser: malformed JSON, a bad content length. (Keys such as
-  // __proto__ are parsed, see buildApp, and answered by the schema.)
-  if (status >= 400 && status < 500) return reply('invalid_json', 'the body is not valid JSON');
-  return reply('internal_error', 'internal error');
-}
-
-function reply(error: ErrorCode, message: string, issues?: FieldIssue[]): ErrorReply {
-  return { status: ERRORS[error].status, body: issues === undefined ? { error, message } : { error, message, issues } };
-}
-
-/** Ajv errors as field issues, each a JSON pointer under its request part: /body/options/rate. */
-export function validationIssues(errors: readonly AjvError[], context: string): FieldIssue[] {
-  // A failed anyOf also reports each branch's failure at the same path; keep the anyOf alone.
-  const unions = new Set(errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath));
-  return errors
-    .filter((e) => e.keyword === 'anyOf' || !unions.has(e.instancePath))
-    .map((e) => {
-      const base = `/${context}${e.instancePath}`;
-      if (e.keyword === 'additionalProperties') {
-        const name = String(e.params.additionalProperty);
-        return { path: `${base}/${escapePointer(name)}`, message: `unknown property ${quote(name)}` };
-      }
-      if (e.keyword === 'required') {
-        return { path: `${base}/${escapePointer(String(e.params.missingProperty))}`, message: 'required' };
-      }
-      if (e.keyword === 'anyOf') return { path: base, message: 'does not match any of the allowed types' };
-      return { path: base, message: e.message ?? 'is invalid' };
-    });
-}
-
-function escapePointer(segment: string): string {
-  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
-}
-
-function quote(s: string): string {
-  return JSON.stringify(s.length > 64 ? `${s.slice(0, 64)}…` : s);
+  return serviceErrorReply(err, ERRORS, bodyLimit);
 }

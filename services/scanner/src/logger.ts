@@ -1,17 +1,9 @@
-import pino, { type DestinationStream, type Logger } from 'pino';
+import { createServiceLogger } from '@state-relay/service-kit';
+import type { DestinationStream, Logger } from 'pino';
 
-/** Wherever a token could appear in a log object, it is replaced before the line is written. */
-export const REDACTED_PATHS = [
-  'req.headers.authorization',
-  'request.headers.authorization',
-  'headers.authorization',
-  'authorization',
-  'apiToken',
-  'config.apiToken',
-  'token',
-];
+export { REDACTED_PATHS } from '@state-relay/service-kit';
 
-export function createLogger(level: string, destination?: DestinationStream): Logger {
-  const options = { level, base: { service: 'scanner' }, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } };
-  return destination === undefined ? pino(options) : pino(options, destination);
+/** The scanner's logger (`service: "scanner"`, tokens redacted); `app` once the config names it. */
+export function createLogger(level: string, destination?: DestinationStream, app?: string): Logger {
+  return createServiceLogger({ service: 'scanner', level, destination, app });
 }

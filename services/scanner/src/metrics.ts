@@ -1,4 +1,5 @@
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { createServiceRegistry } from '@state-relay/service-kit';
+import { Counter, Gauge } from 'prom-client';
 import { SCAN_STATUSES, type ScanStatus } from './scan';
 
 export interface PartitionLag {
@@ -13,10 +14,12 @@ export interface MetricSources {
   walBytes(): number;
 }
 
-/** The scanner's Prometheus metrics, in one registry per scanner instance. */
+/**
+ * The scanner's Prometheus metrics, in one registry per scanner instance, with Node's default
+ * metrics under their standard names labelled `service="scanner"`.
+ */
 export function createScannerMetrics() {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'scanner_' });
+  const registry = createServiceRegistry('scanner');
   let sources: MetricSources | undefined;
   return {
     registry,
@@ -77,7 +80,7 @@ export function createScannerMetrics() {
       registers: [registry],
     }),
     replicaLag: new Gauge({
-      name: 'scanner_replica_lag',
+      name: 'scanner_replica_lag_records',
       help: 'Changelog records not yet in the replica, per partition',
       labelNames: ['partition'] as const,
       registers: [registry],

@@ -1,4 +1,7 @@
-import { ConfigError, loadConfig } from '../src/config';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { configTableDrift } from '@state-relay/service-kit';
+import { ConfigError, loadConfig, SCANNER_ENV } from '../src/config';
 
 const TOKEN = 'a-long-enough-token-123';
 
@@ -13,6 +16,11 @@ function problemsOf(env: NodeJS.ProcessEnv): string[] {
 }
 
 describe('scanner config', () => {
+  it("is what README.md's configuration table says: every variable, with its default", () => {
+    const readme = readFileSync(join(__dirname, '../README.md'), 'utf8');
+    expect(configTableDrift(SCANNER_ENV, readme)).toEqual([]);
+  });
+
   it('has the documented defaults and derives the changelog name from APP_ID and STORE_NAME', () => {
     const c = loadConfig({ KAFKA_BROKERS: 'kafka:9092', API_TOKEN: TOKEN });
     expect(c).toMatchObject({
@@ -29,6 +37,8 @@ describe('scanner config', () => {
       chunkSize: 2_000,
       maxBodyBytes: 65_536,
       scannerId: 'scanner',
+      replicaCatchUpTimeoutMs: 120_000,
+      scheduleMinIntervalMs: 60_000,
     });
     expect(c.replicaPath).toBe('data/scanner/replica.sqlite');
     expect(c.scansPath).toBe('data/scanner/scans.sqlite');
@@ -64,6 +74,12 @@ describe('scanner config', () => {
     const problems = problemsOf({ KAFKA_BROKERS: 'k:1', API_TOKEN: 'sekrit-42' });
     expect(problems).toEqual(['API_TOKEN must be at least 16 characters (got 9)']);
     expect(problems.join()).not.toContain('sekrit-42');
+  });
+
+  it('refuses an APP_ID and STORE_NAME whose changelog name Kafka would not take', () => {
+    expect(
+      problemsOf({ KAFKA_BROKERS: 'k:1', API_TOKEN: TOKEN, APP_ID: 'a'.repeat(200), STORE_NAME: 'b'.repeat(40) }),
+    ).toEqual(["APP_ID and STORE_NAME: changelog topic name 251 characters exceeds Kafka's limit of 249"]);
   });
 
   it('refuses the same topic for commands and results', () => {

@@ -280,10 +280,16 @@ describe('scanner HTTP API', () => {
     const metrics = await inject({ method: 'GET', url: '/metrics' });
     expect(metrics.statusCode).toBe(200);
     expect(metrics.body).toContain('scanner_commands_emitted_total');
+    expect(metrics.body).toContain('# TYPE scanner_replica_lag_records gauge');
+    // Node's defaults under their standard names, told apart by a label, not a prefix.
+    expect(metrics.body).toMatch(/^process_cpu_user_seconds_total\{service="scanner"\} /m);
+    expect(metrics.body).toMatch(/^nodejs_heap_size_used_bytes\{service="scanner"\} /m);
+    expect(metrics.body).not.toMatch(/^scanner_(process|nodejs)_/m);
     const doc = await inject({ method: 'GET', url: '/openapi.json' });
     expect(doc.statusCode).toBe(200);
     const openapi = doc.json();
     expect(openapi.openapi).toBe('3.0.3');
+    expect(openapi.info.title).toBe('state-relay scanner');
     expect(Object.keys(openapi.paths)).toEqual(
       expect.arrayContaining(['/scans', '/scans/{id}', '/scans/{id}/cancel', '/healthz', '/readyz', '/metrics']),
     );

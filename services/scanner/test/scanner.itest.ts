@@ -293,7 +293,7 @@ describe('scanner against a real broker and the real processor', () => {
     for (const path of ['/healthz', '/readyz', '/metrics', '/openapi.json'])
       expect((await api.call('GET', path, undefined, null)).status).toBe(200);
     const metrics = (await api.call('GET', '/metrics', undefined, null)).text;
-    expect(metrics).toMatch(/scanner_replica_lag\{partition="0"\} 0/);
+    expect(metrics).toMatch(/scanner_replica_lag_records\{partition="0"\} 0/);
     expect(metrics).toMatch(/scanner_scans\{status="cancelled"\} 1/);
 
     // Validation: 400 naming the field, 404 for an unknown scan, 413 above MAX_BODY_BYTES.
