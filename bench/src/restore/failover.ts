@@ -58,6 +58,7 @@ export async function measureFailover(
   await createDeploymentTopics(admin, d);
   await fillChangelog(kafka, d.changelogTopic, keys, { seed: 19 });
   const settings = { ...o, processorEnv: env };
+  const t0 = Date.now();
   const survivor = new ProcessorRun(brokers, { ...d, stateDir: join(d.stateDir, 'a') }, settings);
   let victim: ProcessorRun | undefined;
   let load: Child | undefined;
@@ -70,6 +71,9 @@ export async function measureFailover(
     await survivor.waitTasks(
       (t) => split(t) && t.owned.length + victim!.tasksNow.owned.length === o.partitions,
       'the first instance running the rest',
+    );
+    log(
+      `failover (${label}): two instances running ${survivor.tasksNow.owned.length} + ${victim.tasksNow.owned.length} tasks, ${Date.now() - t0} ms after the first started`,
     );
     const loadConfigChild: LoadChildConfig = {
       brokers,
@@ -117,7 +121,9 @@ export async function measureFailover(
   } finally {
     load?.kill();
     victim?.child.kill();
+    const stopping = Date.now();
     await survivor.stop().catch((err: unknown) => log(`failover (${label}): ${String(err)}`));
+    log(`failover (${label}): survivor stopped in ${Date.now() - stopping} ms`);
     await admin
       .deleteTopics({ topics: [d.eventsTopic, d.commandsTopic, d.changelogTopic, d.resultsTopic, d.deadLetterTopic] })
       .catch(() => undefined);

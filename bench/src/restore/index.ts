@@ -40,6 +40,7 @@ export async function measureRestorePart(
 ): Promise<RestorePartResult> {
   const started = Date.now();
   const loadAtStart = round1(loadavg()[0]!);
+  await warmUpGroupCoordinator(admin);
   const sizes: StateSizeResult[] = [];
   for (const keys of o.restoreBaseKeys > 0 ? [o.restoreBaseKeys, o.restoreKeys] : [o.restoreKeys]) {
     sizes.push(await measureStateSize(kafka, admin, brokers, keys, o, workDir));
@@ -61,6 +62,20 @@ export async function measureRestorePart(
     loadAverage: { start: loadAtStart, end: round1(loadavg()[0]!) },
     ok: problems.length === 0,
   };
+}
+
+/**
+ * On a fresh broker (`--part restore` alone) the first consumer group makes the broker create
+ * __consumer_offsets, which took seconds in the first bare read's join; do it before measuring.
+ */
+async function warmUpGroupCoordinator(admin: Admin): Promise<void> {
+  const topic = `bench-warm-up-${Date.now()}`;
+  await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+  try {
+    await admin.fetchOffsets({ groupId: `${topic}-group`, topics: [topic] });
+  } finally {
+    await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
+  }
 }
 
 function round1(v: number): number {

@@ -177,7 +177,7 @@ export function restoreMarkdown(report: RestoreReport): string {
     'Bare read: a kafkajs consumer in a throw-away group (as restore and the replica must use: kafkajs has no manual assignment), read_committed, counting records and nothing else; ' +
       '"large" = the restore consumer\'s fetch sizes (16 MiB per partition, 64 MiB per fetch), "defaults" = kafkajs\'s (1 MiB, 10 MiB). Reads 1 and 2 ran before the processor\'s restore, read 3 after the sweep; the ratios use the fastest. ' +
       'Processor restore: its log line "tasks restored from the changelog" (`records`, `ms`: stores opened → every task RUNNING, the restore consumer\'s group join included). ' +
-      'Scanner: its log lines "replica follower joined" → "replica caught up with the changelog"; records from `scanner_replica_records_total`.',
+      `Scanner: its log lines "replica follower joined" → "replica caught up with the changelog"; records from \`${large.scanner.metricNames.records ?? '–'}\`, with \`${large.scanner.metricNames.lag ?? '–'}\` at ${n(large.scanner.lag)} when ready.`,
     '',
     '#### Peak RSS (and highest JS heap in use)',
     '',
@@ -197,7 +197,7 @@ export function restoreMarkdown(report: RestoreReport): string {
         )
         .join('; ') +
       '. RSS is VmHWM from `/proc/<pid>/status` (reset at the start of the sweep through `clear_refs`; a restore starts with the process), checked against VmRSS sampled every 100 ms. ' +
-      "Heap: the processor reports `heapUsed` every 250 ms; the scanner's is `scanner_nodejs_heap_size_used_bytes` read every second.",
+      "Heap: the processor reports `heapUsed` every 250 ms; the scanner's is prom-client's `nodejs_heap_size_used_bytes` in its /metrics, read every second.",
     '',
     `#### Changelog bytes per entity over ${cm.sweeps.length - 1} sweeps that each touch it`,
     '',

@@ -13,11 +13,15 @@ export const SPARSE_SWEEP: { condition: Condition; action: Action } = {
   action: { set: { review: 'high-balance' } },
 };
 
-/** The scanner's metrics this part reads (services/scanner/src/metrics.ts). */
+/**
+ * The scanner's metrics this part reads, found in its /metrics by pattern: their names are
+ * services/scanner/src/metrics.ts's (scanner_replica_records_total, scanner_replica_lag…) and
+ * prom-client's default ones, prefixed or not, and may be renamed.
+ */
 export const SCANNER_METRICS = {
-  records: 'scanner_replica_records_total',
-  lag: 'scanner_replica_lag',
-  heap: 'scanner_nodejs_heap_size_used_bytes',
+  records: /^scanner_replica_records/,
+  lag: /^scanner_replica_lag/,
+  heap: /(^|_)nodejs_heap_size_used_bytes$/,
 } as const;
 const PROCESSOR_RESTORED_METRIC = 'processor_restore_records_total';
 
@@ -49,6 +53,8 @@ export interface StateSizeResult {
     /** scanner_replica_records_total when ready; the lag summed over partitions then. */
     records: number;
     lag: number;
+    /** The metric names those were read from. */
+    metricNames: { records?: string; lag?: string };
     /** The replica follower joined its group → "replica caught up with the changelog" (the scanner's log times). */
     ms: number;
     recordsPerSec: number;
@@ -122,9 +128,14 @@ export async function measureStateSize(
     const scannerHeap = await catchUpHeap.stop();
     const metrics = await scanner.metricsText();
     const times = catchUp.times();
-    const scannerRecords = metricOrNaN(metrics, SCANNER_METRICS.records, problems);
-    const scannerLag = metricOrNaN(metrics, SCANNER_METRICS.lag, problems);
-    if (scannerRecords !== keys) problems.push(`${SCANNER_METRICS.records} is ${scannerRecords}, not ${keys}`);
+    const recordsMetric = metricNamed(metrics, SCANNER_METRICS.records);
+    const lagMetric = metricNamed(metrics, SCANNER_METRICS.lag);
+    const scannerRecords = recordsMetric ? metricSum(metrics, recordsMetric) : NaN;
+    const scannerLag = lagMetric ? metricSum(metrics, lagMetric) : NaN;
+    if (!recordsMetric || !lagMetric)
+      problems.push(`the scanner's /metrics has no ${SCANNER_METRICS.records} or no ${SCANNER_METRICS.lag}`);
+    else if (scannerRecords !== keys || scannerLag !== 0)
+      problems.push(`when ready, ${recordsMetric} is ${scannerRecords} (not ${keys}) or ${lagMetric} is ${scannerLag}`);
     const scannerMs = times.caughtUpAt - times.joinedAt;
     log(`restore ${n(keys)}: replica caught up in ${scannerMs} ms; sparse sweep`);
 
@@ -168,6 +179,7 @@ export async function measureStateSize(
       scanner: {
         records: scannerRecords,
         lag: scannerLag,
+        metricNames: { ...(recordsMetric ? { records: recordsMetric } : {}), ...(lagMetric ? { lag: lagMetric } : {}) },
         ms: scannerMs,
         recordsPerSec: scannerRate,
         ratio: scannerRate / ceiling.recordsPerSecAfterJoin,
@@ -238,7 +250,8 @@ function scannerHeapWatch(scanner: ScannerProcess): { stop: () => Promise<number
   const loop = (async () => {
     while (!stopped) {
       const text = await scanner.metricsText().catch(() => '');
-      if (text) max = Math.max(max, metricSum(text, SCANNER_METRICS.heap));
+      const name = metricNamed(text, SCANNER_METRICS.heap);
+      if (name) max = Math.max(max, metricSum(text, name));
       await new Promise((r) => setTimeout(r, 1_000));
     }
   })();
@@ -251,12 +264,14 @@ function scannerHeapWatch(scanner: ScannerProcess): { stop: () => Promise<number
   };
 }
 
-function metricOrNaN(text: string, name: string, problems: string[]): number {
-  if (!new RegExp(`^${name}[ {]`, 'm').test(text)) {
-    problems.push(`the scanner's /metrics has no ${name} (renamed?)`);
-    return NaN;
+/** The first metric of a Prometheus text whose name matches (from its `# TYPE` line). */
+function metricNamed(text: string, pattern: RegExp): string | undefined {
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('# TYPE ')) continue;
+    const name = line.split(' ')[2]!;
+    if (pattern.test(name)) return name;
   }
-  return metricSum(text, name);
+  return undefined;
 }
 
 function rate(records: number, ms: number): number {
