@@ -1,6 +1,7 @@
 import { accountsDomain } from '@state-relay/accounts';
 import {
   commandIdFor,
+  seenOf,
   MAX_REMEMBERED_COMMAND_IDS,
   type StoredEntity,
   type UpdateCommand,
@@ -20,7 +21,7 @@ const account = (version: number, commandIds: string[] = []): StoredEntity => ({
     lastActiveAt: 0,
     counters: { events: 1, activities: 0, payments: 0 },
   },
-  commandIds,
+  seen: seenOf(commandIds),
 });
 
 function command(

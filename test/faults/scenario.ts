@@ -1,5 +1,5 @@
 import { DORMANCY_SWEEP } from '@state-relay/accounts';
-import { commandIdFor, decodeCommandResult, type CommandResult, type StoredEntity } from '@state-relay/contracts';
+import { commandIdFor, decodeCommandResult, seenOf, type CommandResult, type StoredEntity } from '@state-relay/contracts';
 import { evaluateCondition } from '@state-relay/rules';
 import { kafkaClient, readTopic, waitUntil } from '@state-relay/testkit';
 import type { Kafka } from 'kafkajs';
@@ -205,9 +205,8 @@ async function verify(
     const got = state.get(key)!;
     if (got.version !== want.version || !equalJson(got.value, want.value))
       wrong.push({ key, expected: want, actual: got });
-    const ids = matched.has(key) ? [commandIdFor(scanId, key)] : [];
-    if (JSON.stringify(got.commandIds) !== JSON.stringify(ids))
-      wrong.push({ key, expected: { ...want, commandIds: ids } as never, actual: got });
+    const seen = matched.has(key) ? seenOf([commandIdFor(scanId, key)]) : '';
+    if (got.seen !== seen) wrong.push({ key, expected: { ...want, seen } as never, actual: got });
   }
   expect({ wrongEntities: wrong.length, first: wrong.slice(0, 3) }).toEqual({ wrongEntities: 0, first: [] });
 

@@ -503,7 +503,7 @@ const validOptions = fc.record(
 
 describe('processor: no state change over HTTP, no escape from the record through a command', () => {
   it('has no route that accepts a write: every write verb on every route is a 404', async () => {
-    const entity: StoredEntity = { version: 3, value: { status: 'active' }, commandIds: [] };
+    const entity: StoredEntity = { version: 3, value: { status: 'active' }, seen: '' };
     const app = buildProcessorApp({
       processor: {
         isReady: true,
@@ -532,14 +532,14 @@ describe('processor: no state change over HTTP, no escape from the record throug
       expect(big.status).toBeGreaterThanOrEqual(400);
       expect(big.status).toBeLessThan(500);
       for (const key of NASTY) expect((await request(base, 'GET', `/state/${key}`)).status).toBe(404);
-      expect(entity).toEqual({ version: 3, value: { status: 'active' }, commandIds: [] });
+      expect(entity).toEqual({ version: 3, value: { status: 'active' }, seen: '' });
     } finally {
       await app.close();
     }
   });
 
   it('the aggregate answers `invalid` for reserved path segments anywhere, and never touches Object.prototype', () => {
-    const current: StoredEntity = { version: 1, value: { status: 'active', a: {} }, commandIds: [] };
+    const current: StoredEntity = { version: 1, value: { status: 'active', a: {} }, seen: '' };
     const segment = fc.constantFrom(...NASTY);
     const prefix = fc.constantFrom('', 'a.', 'status.', 'a.b.');
     const cmd = (condition: unknown, action: unknown, n: number): UpdateCommand => ({

@@ -44,7 +44,8 @@ export function deadLetterRecord(
 ): DeadLetterMessage {
   const headers: Record<string, HeaderValue> = {};
   for (const [name, v] of Object.entries(source.headers ?? {})) if (v !== undefined) headers[name] = v;
-  const reason = error.reason.length > MAX_REASON_LENGTH ? `${error.reason.slice(0, MAX_REASON_LENGTH)}…` : error.reason;
+  const reason =
+    error.reason.length > MAX_REASON_LENGTH ? `${error.reason.slice(0, MAX_REASON_LENGTH)}…` : error.reason;
   headers[DEAD_LETTER_HEADERS.reason] = reason;
   headers[DEAD_LETTER_HEADERS.code] = error.code;
   headers[DEAD_LETTER_HEADERS.sourceTopic] = source.topic;

@@ -31,7 +31,10 @@ export function encodeEvent(event: DomainEvent): Buffer {
 function readAt(v: unknown): number {
   if (typeof v === 'number') {
     if (Number.isSafeInteger(v) && v >= 0) return v;
-    throw new DecodeError('SCHEMA_INVALID', `${AT_EXPECTED}, got ${describe(v)} (epoch ms must be a non-negative integer)`);
+    throw new DecodeError(
+      'SCHEMA_INVALID',
+      `${AT_EXPECTED}, got ${describe(v)} (epoch ms must be a non-negative integer)`,
+    );
   }
   if (typeof v === 'string') {
     const ms = parseIsoInstant(v);

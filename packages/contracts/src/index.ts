@@ -14,8 +14,17 @@ export { decodeKey, encodeJson } from './json';
 export { decodeEvent, encodeEvent } from './events';
 export { decodeCommand, encodeCommand } from './commands';
 export { decodeCommandResult, encodeCommandResult } from './results';
-export { changelogTopicName, decodeStoredEntity, encodeStoredEntity } from './changelog';
-export { commandIdFor } from './command-id';
+export { changelogTopicName, decodeStoredEntity, encodeStoredEntity, parseStoredEntity } from './changelog';
+export {
+  commandIdFor,
+  commandDigest,
+  hasSeen,
+  rememberCommand,
+  seenCount,
+  seenOf,
+  isSeen,
+  COMMAND_DIGEST_LENGTH,
+} from './command-id';
 export { parseIsoInstant } from './timestamp';
 export { DEAD_LETTER_HEADERS, deadLetterRecord } from './dead-letter';
 export type { DeadLetterMessage, DeadLetterSource, HeaderValue, MessageHeaders } from './dead-letter';

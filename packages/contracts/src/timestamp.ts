@@ -1,8 +1,7 @@
 // Strict ISO-8601 instants. Date.parse alone is too lenient: it accepts other formats,
 // rolls 2020-02-30 over to March, and reads a date-time without offset as local time,
 // which would make the same event fold differently on machines in different time zones.
-const ISO_INSTANT =
-  /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2}))?$/;
+const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2}))?$/;
 
 /** Epoch ms for a date (UTC midnight) or a date-time with `Z` or a numeric offset; undefined otherwise. */
 export function parseIsoInstant(text: string): number | undefined {

@@ -67,6 +67,9 @@ export interface StoredEntity {
   /** Incremented on every change. */
   version: number;
   value: JsonObject;
-  /** Recently applied command ids, oldest first, at most MAX_REMEMBERED_COMMAND_IDS. */
-  commandIds: string[];
+  /**
+   * The commands most recently judged on this entity (applied or not), as digests, oldest
+   * first, at most MAX_REMEMBERED_COMMAND_IDS (see commandDigest, hasSeen, rememberCommand).
+   */
+  seen: string;
 }

@@ -42,10 +42,16 @@ describe('decodeCommand', () => {
       'value.scanId: expected a non-empty string of at most 200 characters, got a string of 201 characters',
     );
     expect(reasonFor({ key: 42 })).toBe('value.key: expected a string equal to the message key, got the number 42');
-    expect(reasonFor({ asOf: '2024-01-01' })).toBe('value.asOf: expected a finite number, got a string of 10 characters');
+    expect(reasonFor({ asOf: '2024-01-01' })).toBe(
+      'value.asOf: expected a finite number, got a string of 10 characters',
+    );
     expect(reasonFor({ issuedAt: undefined })).toBe('value.issuedAt: expected a finite number, got nothing');
-    expect(reasonFor({ expectedVersion: -1 })).toBe('value.expectedVersion: expected a non-negative integer, got the number -1');
-    expect(reasonFor({ expectedVersion: 1.5 })).toBe('value.expectedVersion: expected a non-negative integer, got the number 1.5');
+    expect(reasonFor({ expectedVersion: -1 })).toBe(
+      'value.expectedVersion: expected a non-negative integer, got the number -1',
+    );
+    expect(reasonFor({ expectedVersion: 1.5 })).toBe(
+      'value.expectedVersion: expected a non-negative integer, got the number 1.5',
+    );
     expect(reasonFor({ condition: undefined })).toBe('value.condition: expected an object, got nothing');
     expect(reasonFor({ action: ['set'] })).toBe('value.action: expected an object, got an array');
   });

@@ -29,7 +29,11 @@ describe('deadLetterRecord', () => {
   });
 
   it('keeps a null key and value (a tombstone on the wrong topic is still evidence)', () => {
-    const record = deadLetterRecord({ ...source, key: null, value: null, headers: undefined }, { code: 'X', reason: 'r' }, 1);
+    const record = deadLetterRecord(
+      { ...source, key: null, value: null, headers: undefined },
+      { code: 'X', reason: 'r' },
+      1,
+    );
     expect(record).toMatchObject({ key: null, value: null });
     expect(Object.keys(record.headers)).toEqual(Object.values(DEAD_LETTER_HEADERS));
   });

@@ -11,6 +11,8 @@ import {
   encodeCommandResult,
   encodeEvent,
   encodeStoredEntity,
+  isSeen,
+  seenOf,
   MAX_VALUE_BYTES,
   type CommandResult,
   type DomainEvent,
@@ -112,7 +114,7 @@ function expectStoredEntity(v: unknown): void {
   const s = v as StoredEntity;
   expect(Number.isSafeInteger(s.version) && s.version >= 0).toBe(true);
   expect(isPlainObject(s.value)).toBe(true);
-  expect(Array.isArray(s.commandIds) && s.commandIds.every((id) => isShortString(id, 200))).toBe(true);
+  expect(isSeen(s.seen)).toBe(true);
 }
 
 // ---- arbitraries -------------------------------------------------------------------------
@@ -206,7 +208,7 @@ const validResult: fc.Arbitrary<CommandResult> = fc.record({
 const validEntity: fc.Arbitrary<StoredEntity> = fc.record({
   version: fc.nat(),
   value: fc.dictionary(safeKey, safeJson(3)) as fc.Arbitrary<StoredEntity['value']>,
-  commandIds: fc.array(fc.string({ minLength: 1, maxLength: 32 }), { maxLength: 5 }),
+  seen: fc.array(fc.string({ minLength: 1, maxLength: 32 }), { maxLength: 5 }).map(seenOf),
 });
 
 /** A valid record with one field replaced by junk, dropped, or joined by an odd key. */
@@ -371,7 +373,7 @@ describe('DecodeError reasons', () => {
           processedAt: s,
           version: s,
           value: s,
-          commandIds: [long],
+          seen: long,
           condition: s,
           action: s,
         };

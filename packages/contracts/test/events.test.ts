@@ -62,7 +62,14 @@ describe('decodeEvent', () => {
     expect(reasonFor(1.5)).toBe(`${expected}, got the number 1.5 (epoch ms must be a non-negative integer)`);
     expect(reasonFor(-1)).toMatch(/^value\.at: .*non-negative integer\)$/);
     // Not ISO, an impossible date, and a date-time without offset (ambiguous local time).
-    for (const text of ['yesterday', 'March 7, 2024', '2024-02-30', '2023-02-29', '2024-03-01T12:00:00', '1969-12-31']) {
+    for (const text of [
+      'yesterday',
+      'March 7, 2024',
+      '2024-02-30',
+      '2023-02-29',
+      '2024-03-01T12:00:00',
+      '1969-12-31',
+    ]) {
       expect(reasonFor(text)).toBe(
         `${expected}, got a string that is not an ISO-8601 date or date-time with offset at or after 1970`,
       );

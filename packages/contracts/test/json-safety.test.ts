@@ -10,14 +10,16 @@ describe('JSON safety shared by every decoder', () => {
     expect(top.reason).toBe('value.__proto__: forbidden key');
 
     const deep = decodeFailure(() =>
-      decodeStoredEntity(key('k'), raw('{"version":1,"commandIds":[],"value":{"a":[{"__proto__":{"x":1}}]}}')),
+      decodeStoredEntity(key('k'), raw('{"version":1,"seen":"","value":{"a":[{"__proto__":{"x":1}}]}}')),
     );
     expect(deep.reason).toBe('value.value.a[0].__proto__: forbidden key');
 
     const inCondition = decodeFailure(() =>
       decodeCommand(
         key('k'),
-        raw('{"commandId":"c","scanId":"s","key":"k","asOf":1,"issuedAt":1,"condition":{},"action":{"set":{"__proto__":{"admin":true}}}}'),
+        raw(
+          '{"commandId":"c","scanId":"s","key":"k","asOf":1,"issuedAt":1,"condition":{},"action":{"set":{"__proto__":{"admin":true}}}}',
+        ),
       ),
     );
     expect(inCondition.reason).toBe('value.action.set.__proto__: forbidden key');

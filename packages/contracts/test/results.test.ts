@@ -26,6 +26,8 @@ describe('decodeCommandResult', () => {
     expect(bad.reason).toBe(
       'value.outcome: expected one of applied, condition_false, version_conflict, not_found, duplicate, invalid, got a string of 5 characters',
     );
-    expect(decodeFailure(() => decodeCommandResult(key('other'), encodeCommandResult(result))).code).toBe('KEY_MISMATCH');
+    expect(decodeFailure(() => decodeCommandResult(key('other'), encodeCommandResult(result))).code).toBe(
+      'KEY_MISMATCH',
+    );
   });
 });

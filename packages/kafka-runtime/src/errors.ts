@@ -2,6 +2,7 @@ export const KafkaRuntimeErrorCodes = {
   TOPICS_NOT_CO_PARTITIONED: 'TOPICS_NOT_CO_PARTITIONED',
   TOPIC_CONFIG_CONFLICT: 'TOPIC_CONFIG_CONFLICT',
   RESTORE_FAILED: 'RESTORE_FAILED',
+  TOPICS_NOT_READY: 'TOPICS_NOT_READY',
   PRODUCER_FENCED: 'PRODUCER_FENCED',
 } as const;
 export type KafkaRuntimeErrorCode = (typeof KafkaRuntimeErrorCodes)[keyof typeof KafkaRuntimeErrorCodes];

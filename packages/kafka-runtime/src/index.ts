@@ -1,5 +1,5 @@
 export { CoPartitionedAssigner, tasksOf } from './assigner';
-export { ensureTopics, assertCoPartitioned, partitionCounts, endOffsets } from './topics';
+export { ensureTopics, assertCoPartitioned, partitionCounts, endOffsets, waitForLeaders } from './topics';
 export type { TopicRequirement } from './topics';
 export { restoreChangelog } from './restorer';
 export type { RestoreRequest, RestoreRecord, RestoreSummary } from './restorer';

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Kafka } from 'kafkajs';
 import { watchConsumer } from './consumer-watch';
+import { PartitionReader, type FetchedPart } from './partition-reader';
 import { KafkaRuntimeError, KafkaRuntimeErrorCodes } from './errors';
 import { endOffsets } from './topics';
 
@@ -24,8 +25,13 @@ export interface RestoreRequest {
   onProgress?: (restored: number, total: number) => void;
   groupPrefix?: string;
   timeoutMs?: number;
-  /** No fetch or join for this long fails the restore (retriably); default 60 s. */
+  /** No progress (no fetch or join, for the group path) for this long fails the restore (retriably); default 60 s. */
   stallMs?: number;
+  /**
+   * false: read through a throw-away consumer group (the path for a kafkajs whose internals
+   * are not recognised). Default: Fetch requests to the leaders, no group (see PartitionReader).
+   */
+  withoutGroup?: boolean;
   /**
    * The end offsets of every partition of the topic, read by the caller after it fenced the
    * tasks' earlier owners. Without them the end is read here, at the start.
@@ -40,9 +46,11 @@ export interface RestoreSummary {
 }
 
 /**
- * Replays a changelog from each partition's checkpoint to its current end (read_committed).
- * kafkajs has no manual assignment, so this uses a consumer in a throw-away group that owns
- * every partition of the changelog, seeks the wanted ones and pauses the rest.
+ * Replays a changelog from each partition's checkpoint to its current end (read_committed),
+ * handing each fetched batch's records to `apply` as bytes. By default it fetches from the
+ * partitions' leaders directly (PartitionReader: no consumer group); otherwise, as kafkajs has
+ * no manual assignment, a consumer in a throw-away group that owns every partition of the
+ * changelog seeks the wanted ones and pauses the rest.
  *
  * The end is read at the start: the caller must own the task's transactional id already
  * (initialised producer), so no open transaction of a previous owner can hide records.
@@ -80,12 +88,120 @@ export async function restoreChangelog(req: RestoreRequest): Promise<RestoreSumm
   }
   if (target.size === 0) return { records: 0, millis: Date.now() - started, partitions: 0 };
 
+  const reader =
+    req.withoutGroup === false
+      ? null
+      : await PartitionReader.open(req.kafka, req.topic, {
+          maxBytesPerPartition: MAX_BYTES_PER_PARTITION,
+          maxBytes: MAX_BYTES_PER_FETCH,
+        });
+  if (reader) {
+    try {
+      const restored = await readDirectly(reader, req, start, target, Number(total));
+      return { records: restored, millis: Date.now() - started, partitions: target.size };
+    } finally {
+      await reader.close();
+    }
+  }
+  return restoreInGroup(req, ends, start, target, total, started);
+}
+
+/** Fetch sizes of a restore: bounded, so memory does not grow with the changelog. */
+const MAX_BYTES_PER_PARTITION = 4 * 1024 * 1024;
+const MAX_BYTES_PER_FETCH = 16 * 1024 * 1024;
+
+/**
+ * The restore loop on a PartitionReader. The next fetch is sent before the records of the last
+ * one are applied, so the broker reads and sends while SQLite writes. A failed fetch is retried
+ * (after a metadata refresh) a few times; no progress for `stallMs` fails the restore.
+ */
+async function readDirectly(
+  reader: PartitionReader,
+  req: RestoreRequest,
+  start: Map<number, bigint>,
+  target: Map<number, bigint>,
+  total: number,
+): Promise<number> {
+  const position = new Map(start);
+  const pending = () => new Map([...position].filter(([p, at]) => at < target.get(p)!));
+  const deadline = Date.now() + (req.timeoutMs ?? 600_000);
+  const stallMs = req.stallMs ?? 60_000;
+  let lastProgress = Date.now();
+  let restored = 0;
+  let failures = 0;
+  let inflight: Promise<FetchedPart[]> | undefined = reader.fetch(pending());
+  try {
+    while (inflight) {
+      let parts: FetchedPart[];
+      try {
+        parts = await inflight;
+        failures = 0;
+      } catch (err) {
+        inflight = undefined;
+        if (++failures > 5 || Date.now() > deadline) {
+          throw new KafkaRuntimeError(KafkaRuntimeErrorCodes.RESTORE_FAILED, `fetching ${req.topic} failed`, {
+            retriable: true,
+            cause: err,
+          });
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** failures));
+        await reader.refresh().catch(() => undefined);
+        inflight = reader.fetch(pending());
+        continue;
+      }
+      const work: Array<{ part: FetchedPart; next: bigint }> = [];
+      for (const part of parts) {
+        const from = position.get(part.partition)!;
+        const end = target.get(part.partition)!;
+        // Nothing was at or after `from` below a stable offset that is already past the end.
+        const next = part.next === from && part.messages.length === 0 && part.stable >= end ? end : part.next;
+        if (next <= from) continue;
+        position.set(part.partition, next);
+        work.push({ part, next });
+      }
+      const left = pending();
+      inflight = left.size > 0 ? reader.fetch(left) : undefined;
+      for (const { part, next } of work) {
+        const records = part.messages.map((m) => ({ offset: m.offset, key: m.key, value: m.value }));
+        await req.apply(part.partition, records, next);
+        restored += records.length;
+        req.onProgress?.(restored, total);
+      }
+      const now = Date.now();
+      if (work.length > 0) lastProgress = now;
+      else if (now - lastProgress > stallMs || now > deadline) {
+        throw new KafkaRuntimeError(
+          KafkaRuntimeErrorCodes.RESTORE_FAILED,
+          `restore of ${req.topic} made no progress for ${now - lastProgress} ms`,
+          { retriable: true },
+        );
+      }
+    }
+  } catch (err) {
+    void inflight?.catch(() => undefined); // abandoned: its outcome no longer matters
+    if (err instanceof KafkaRuntimeError) throw err;
+    throw new KafkaRuntimeError(KafkaRuntimeErrorCodes.RESTORE_FAILED, `applying ${req.topic} records failed`, {
+      cause: err,
+    });
+  }
+  return restored;
+}
+
+/** The first restore path, kept for a kafkajs whose internals PartitionReader does not recognise. */
+async function restoreInGroup(
+  req: RestoreRequest,
+  ends: Map<number, bigint>,
+  start: Map<number, bigint>,
+  target: Map<number, bigint>,
+  total: bigint,
+  started: number,
+): Promise<RestoreSummary> {
   const groupId = `${req.groupPrefix ?? 'restore'}-${randomBytes(6).toString('hex')}`;
   const consumer = req.kafka.consumer({
     groupId,
     readUncommitted: false,
-    maxBytesPerPartition: 16 * 1024 * 1024,
-    maxBytes: 64 * 1024 * 1024,
+    maxBytesPerPartition: MAX_BYTES_PER_PARTITION,
+    maxBytes: MAX_BYTES_PER_FETCH,
     maxWaitTimeInMs: 50,
     allowAutoTopicCreation: false,
   });

@@ -1,5 +1,5 @@
 import { Admin, ITopicConfig } from 'kafkajs';
-import { NotCoPartitionedError } from './errors';
+import { KafkaRuntimeError, KafkaRuntimeErrorCodes, NotCoPartitionedError } from './errors';
 
 export interface TopicRequirement {
   topic: string;
@@ -26,13 +26,43 @@ export async function ensureTopics(admin: Admin, required: TopicRequirement[]): 
     }));
   if (missing.length > 0) {
     try {
-      await admin.createTopics({ topics: missing, waitForLeaders: true });
+      await admin.createTopics({ topics: missing, waitForLeaders: false });
     } catch (err) {
       // Another instance may have created them in the meantime; that is fine.
       if ((err as { type?: string }).type !== 'TOPIC_ALREADY_EXISTS') throw err;
     }
+    await waitForLeaders(
+      admin,
+      missing.map((m) => m.topic),
+    );
   }
   return missing.map((m) => m.topic);
+}
+
+/**
+ * Waits until every partition of `topics` has a leader. kafkajs's own wait (createTopics'
+ * waitForLeaders) gives up on UNKNOWN_TOPIC_OR_PARTITION, which a broker that is just up or
+ * busy answers for a topic it created a moment ago; this retries it like LEADER_NOT_AVAILABLE.
+ */
+export async function waitForLeaders(admin: Admin, topics: string[], timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (let delay = 50; ; delay = Math.min(1_000, delay * 2)) {
+    try {
+      const { topics: meta } = await admin.fetchTopicMetadata({ topics });
+      if (meta.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) return;
+    } catch (err) {
+      const type = (err as { type?: string }).type;
+      if (type !== 'UNKNOWN_TOPIC_OR_PARTITION' && type !== 'LEADER_NOT_AVAILABLE') throw err;
+    }
+    if (Date.now() > deadline) {
+      throw new KafkaRuntimeError(
+        KafkaRuntimeErrorCodes.TOPICS_NOT_READY,
+        `topics ${topics.join(', ')} have no leader after ${timeoutMs} ms`,
+        { retriable: true },
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
 }
 
 /** Partition count per topic, from the cluster's metadata. */

@@ -37,44 +37,51 @@ describe('kafka-runtime against a real broker', () => {
     }
   });
 
-  it('restores committed changelog records from a checkpoint to the end, skipping aborted ones', async () => {
-    const changelog = uniqueName('changelog');
-    const admin = kafka.admin();
-    await admin.connect();
-    await createTopics(admin, [{ topic: changelog, partitions: 2, compacted: true }]);
-    await admin.disconnect();
-    const producer = await initTaskProducer({ kafka, appId: uniqueName('app'), task: 0 });
-    const write = async (values: string[], outcome: 'commit' | 'abort') => {
-      const tx = await producer.transaction();
-      await tx.send({ topic: changelog, messages: values.map((v) => ({ key: v, value: v, partition: 0 })) });
-      await (outcome === 'commit' ? tx.commit() : tx.abort());
-    };
-    await write(['a', 'b'], 'commit'); // offsets 0,1 + marker 2
-    await write(['lost'], 'abort'); // 3 + marker 4
-    await write(['c'], 'commit'); // 5 + marker 6
-    await producer.disconnect();
+  it.each([
+    ['fetching from the leaders (no group)', true],
+    ['through a consumer group', false],
+  ])(
+    'restores committed changelog records from a checkpoint to the end, skipping aborted ones, %s',
+    async (_how, withoutGroup) => {
+      const changelog = uniqueName('changelog');
+      const admin = kafka.admin();
+      await admin.connect();
+      await createTopics(admin, [{ topic: changelog, partitions: 2, compacted: true }]);
+      await admin.disconnect();
+      const producer = await initTaskProducer({ kafka, appId: uniqueName('app'), task: 0 });
+      const write = async (values: string[], outcome: 'commit' | 'abort') => {
+        const tx = await producer.transaction();
+        await tx.send({ topic: changelog, messages: values.map((v) => ({ key: v, value: v, partition: 0 })) });
+        await (outcome === 'commit' ? tx.commit() : tx.abort());
+      };
+      await write(['a', 'b'], 'commit'); // offsets 0,1 + marker 2
+      await write(['lost'], 'abort'); // 3 + marker 4
+      await write(['c'], 'commit'); // 5 + marker 6
+      await producer.disconnect();
 
-    const seen: string[] = [];
-    const resume: Array<[number, bigint]> = [];
-    const summary = await restoreChangelog({
-      kafka,
-      topic: changelog,
-      from: new Map([
-        [0, 1n],
-        [1, null],
-      ]),
-      apply: (partition, records, next) => {
-        seen.push(...records.map((r) => String(r.value)));
-        resume.push([partition, next]);
-      },
-    });
+      const seen: string[] = [];
+      const resume: Array<[number, bigint]> = [];
+      const summary = await restoreChangelog({
+        kafka,
+        topic: changelog,
+        from: new Map([
+          [0, 1n],
+          [1, null],
+        ]),
+        apply: (partition, records, next) => {
+          seen.push(...records.map((r) => String(r.value)));
+          resume.push([partition, next]);
+        },
+        withoutGroup,
+      });
 
-    expect(seen).toEqual(['b', 'c']);
-    expect(summary.records).toBe(2);
-    // Partition 1 is empty: nothing to restore there.
-    expect(summary.partitions).toBe(1);
-    expect(resume.at(-1)?.[1]).toBeGreaterThanOrEqual(6n);
-  });
+      expect(seen).toEqual(['b', 'c']);
+      expect(summary.records).toBe(2);
+      // Partition 1 is empty: nothing to restore there.
+      expect(summary.partitions).toBe(1);
+      expect(resume.at(-1)?.[1]).toBeGreaterThanOrEqual(6n);
+    },
+  );
 
   it('gives partition p of every input topic to the same member', async () => {
     const a = uniqueName('a');

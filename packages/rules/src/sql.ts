@@ -36,17 +36,27 @@ const EXACT_NUMBER_MAX = 1e60;
  * record as JSON (as JSON.stringify writes it: no duplicate keys). Every node yields 0 or 1, never
  * NULL, so NOT stays correct. JSON paths are bound as parameters; only the column name is inlined.
  */
-export function compileConditionToSql(cond: Condition, ctx: EvalContext, valueColumn = 'value'): SqlPrefilter {
+export function compileConditionToSql(
+  cond: Condition,
+  ctx: EvalContext,
+  valueColumn = 'value',
+  /** The JSON path of the value inside the column, e.g. `$.value` when the column holds a whole record. */
+  root = '$',
+): SqlPrefilter {
   if (!COLUMN.test(valueColumn)) {
     throw new RangeError(`valueColumn must be an SQL identifier such as "value" or "t.value", got "${valueColumn}"`);
   }
-  const { sql, params, exact } = new Compiler(valueColumn, ctx).node(cond);
+  if (!ROOT.test(root)) throw new RangeError(`root must be a JSON path such as "$" or "$.value", got "${root}"`);
+  const { sql, params, exact } = new Compiler(valueColumn, root, ctx).node(cond);
   return { sql, params: [...params], exact }; // a fresh array: callers may append their own params
 }
+
+const ROOT = /^\$(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
 
 class Compiler {
   constructor(
     private readonly column: string,
+    private readonly root: string,
     private readonly ctx: EvalContext,
   ) {}
 
@@ -59,7 +69,7 @@ class Compiler {
 
   private leaf(leaf: Leaf): Sql {
     if (!isFieldPath(leaf.field)) return UNKNOWN;
-    const at = new FieldSql(this.column, `$.${leaf.field}`);
+    const at = new FieldSql(this.column, `${this.root}.${leaf.field}`);
     switch (leaf.op) {
       case 'exists': {
         const present = at.typeIs("NOT IN ('', 'null')");

@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { encodeStoredEntity, seenOf } from '@state-relay/contracts';
 import { ReplicaStore, TaskStore, type ChangelogRecord, type StoredEntity } from '../src/index';
 
 const COMMIT_ROWS = 100_000;
@@ -27,7 +28,7 @@ function account(i: number): StoredEntity {
       lastActiveAt: AS_OF - (stale ? 40 : i % 20) * DAY_MS,
       email: `user${i}@example.com`,
     },
-    commandIds: [`cmd-${i}-a`, `cmd-${i}-b`],
+    seen: seenOf([`cmd-${i}-a`, `cmd-${i}-b`]),
   };
 }
 const key = (i: number) => `acct-${String(i).padStart(8, '0')}`;
@@ -75,7 +76,12 @@ function benchCommit(dir: string): void {
 function records(from: number, count: number): ChangelogRecord[] {
   return Array.from({ length: count }, (_, j) => {
     const i = from + j;
-    return { partition: i % 12, offset: String(Math.floor(i / 12)), key: key(i), entity: account(i) };
+    return {
+      partition: i % 12,
+      offset: String(Math.floor(i / 12)),
+      key: key(i),
+      value: encodeStoredEntity(account(i)),
+    };
   });
 }
 
@@ -100,11 +106,11 @@ function benchWalk(dir: string): void {
     console.log(`ReplicaStore filled with ${fmt(WALK_ROWS)} rows: ${(replica.sizeBytes() / 1e6).toFixed(1)} MB`);
 
     walk(replica, 'chunk walk, no filter', undefined, []);
-    walk(replica, "chunk walk, status = 'dormant' (10% match)", "json_extract(value, '$.status') = ?", ['dormant']);
+    walk(replica, "chunk walk, status = 'dormant' (10% match)", "json_extract(record, '$.value.status') = ?", ['dormant']);
     walk(
       replica,
       "chunk walk, status = 'active' AND lastActiveAt < asOf-30d (0% match)",
-      "json_extract(value, '$.status') = ? AND json_extract(value, '$.lastActiveAt') < ?",
+      "json_extract(record, '$.value.status') = ? AND json_extract(record, '$.value.lastActiveAt') < ?",
       ['active', AS_OF - 30 * DAY_MS],
     );
   } finally {

@@ -10,8 +10,9 @@ const MAX_CACHED_FILTERS = 32;
 /**
  * Prepares the keyset-pagination query of ReplicaStore.chunk. The inner query walks the next
  * `limit` keys on the primary key (no sort, no scan of what came before); the outer CASE
- * hands back the JSON text only for rows the filter accepts, so unmatched rows cost SQLite's
- * json_extract but never a copy or a JSON.parse in JavaScript.
+ * hands back the value's JSON text only for rows the filter accepts, so unmatched rows cost
+ * SQLite's json_extract but never a copy or a JSON.parse in JavaScript. A filter is written
+ * over the column `record` (a whole changelog record; the value is at `$.value`).
  *
  * Placeholders are numbered by position: the filter's `?`s come first, then the cursor
  * and the limit.
@@ -36,11 +37,14 @@ export class ChunkStatements {
   }
 
   private prepare(filterSql: string | undefined, fromStart: boolean): Statement<unknown[], WalkedRow> {
-    const window = `SELECT key, version, value FROM entities ${fromStart ? '' : 'WHERE key > ?'} ORDER BY key LIMIT ?`;
+    // Rows hold whole changelog records: the filter reads the column `record` (the entity's
+    // value at $.value); only matched rows hand back their value's JSON text.
+    const window = `SELECT key, record FROM entities ${fromStart ? '' : 'WHERE key > ?'} ORDER BY key LIMIT ?`;
+    const value = `record -> '$.value'`;
     const sql =
       filterSql === undefined
-        ? window
-        : `SELECT key, version, CASE WHEN (${filterSql}) THEN value END AS v FROM (${window})`;
+        ? `SELECT key, record ->> '$.version', ${value} FROM (${window})`
+        : `SELECT key, record ->> '$.version', CASE WHEN (${filterSql}) THEN ${value} END AS v FROM (${window})`;
     let stmt: Statement<unknown[], WalkedRow>;
     try {
       stmt = this.db.prepare<unknown[], WalkedRow>(sql);

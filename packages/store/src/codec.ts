@@ -1,3 +1,4 @@
+import { isSeen } from '@state-relay/contracts';
 import { StoreCorruptRowError, StoreInvalidArgumentError } from './errors';
 import type { StoredEntity } from './types';
 
@@ -15,10 +16,10 @@ export function assertEntity(key: string, entity: unknown): asserts entity is St
     e === null ||
     !Number.isSafeInteger(e.version) ||
     !isObject(e.value) ||
-    !Array.isArray(e.commandIds)
+    !isSeen(e.seen)
   ) {
     throw new StoreInvalidArgumentError(
-      `entity for key ${JSON.stringify(key)} must be { version: integer, value: object, commandIds: string[] }`,
+      `entity for key ${JSON.stringify(key)} must be { version: integer, value: object, seen: command digests }`,
     );
   }
 }
@@ -37,12 +38,6 @@ export function decodeValue(key: string, text: unknown): Record<string, unknown>
   const value = parse(key, text);
   if (!isObject(value)) throw new StoreCorruptRowError(key, new Error('value is not a JSON object'));
   return value;
-}
-
-export function decodeCommandIds(key: string, text: unknown): string[] {
-  const ids = parse(key, text);
-  if (!Array.isArray(ids)) throw new StoreCorruptRowError(key, new Error('command_ids is not a JSON array'));
-  return ids as string[];
 }
 
 function parse(key: string, text: unknown): unknown {

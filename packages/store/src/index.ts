@@ -1,4 +1,4 @@
-export { TaskStore, type TaskStoreOptions } from './task-store';
+export { TaskStore, type TaskStoreOptions, type StoreChange } from './task-store';
 export { WriteCache, readThrough, type EntityReader } from './write-cache';
 export { ReplicaStore, type ReplicaStoreOptions } from './replica-store';
 export type {

@@ -2,8 +2,9 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Statement } from 'better-sqlite3';
 import { ChunkStatements } from './chunk-statements';
-import { assertAfterKey, assertEntity, assertKey, assertLimit, decodeValue, encodeJson } from './codec';
-import { StoreInvalidArgumentError, StoreInvalidFilterError } from './errors';
+import { parseStoredEntity } from '@state-relay/contracts';
+import { assertAfterKey, assertKey, assertLimit, decodeValue } from './codec';
+import { StoreCorruptRowError, StoreInvalidArgumentError, StoreInvalidFilterError } from './errors';
 import { assertOffset, formatOffset, offsetGreater } from './offset';
 import { SqliteFile, type Schema } from './sqlite-file';
 import type {
@@ -17,13 +18,15 @@ import type {
 } from './types';
 
 const SCHEMA: Schema = {
-  // 2: the sync table (files of version 1 get it on open; their rows are kept).
-  version: 2,
+  // 2: the sync table. 3: a row holds the changelog record's bytes as they are (catch-up
+  // copies, never re-encodes); files below 3 are dropped and rebuilt from the changelog.
+  version: 3,
+  rebuildBelow: 3,
+  drop: `DROP TABLE IF EXISTS entities; DROP TABLE IF EXISTS offsets; DROP TABLE IF EXISTS sync;`,
   ddl: `
     CREATE TABLE IF NOT EXISTS entities (
       key TEXT PRIMARY KEY,
-      version INTEGER NOT NULL,
-      value TEXT NOT NULL  -- JSON of the entity's value
+      record TEXT NOT NULL  -- the changelog value: JSON of StoredEntity
     ) WITHOUT ROWID;
     CREATE TABLE IF NOT EXISTS offsets (
       partition INTEGER PRIMARY KEY,
@@ -54,9 +57,9 @@ export class ReplicaStore {
   private readonly file: SqliteFile;
   private readonly chunks: ChunkStatements;
   private readonly stmt: {
-    get: Statement<[string], [number, string]>;
-    put: Statement<[string, number, string]>;
-    del: Statement<[string]>;
+    get: Statement<[string], string>;
+    put: Statement<[string | Buffer, Buffer, Buffer]>;
+    del: Statement<[string | Buffer]>;
     count: Statement<[], number>;
     offsets: Statement<[], [bigint, bigint]>;
     setOffset: Statement<[number, bigint]>;
@@ -66,7 +69,7 @@ export class ReplicaStore {
     setSyncedAt: Statement<[number]>;
     clearSync: Statement<[]>;
   };
-  private readonly applyTx: (records: readonly ChangelogRecord[]) => void;
+  private readonly applyTx: (records: readonly ChangelogRecord[]) => number;
   private readonly wipeTx: () => void;
 
   private constructor(file: SqliteFile) {
@@ -74,12 +77,13 @@ export class ReplicaStore {
     const db = file.db;
     this.chunks = new ChunkStatements(db);
     this.stmt = {
-      get: db.prepare<[string], [number, string]>('SELECT version, value FROM entities WHERE key = ?').raw(),
+      get: db.prepare<[string], string>('SELECT record FROM entities WHERE key = ?').pluck(),
+      // As in TaskStore: the bytes are stored as TEXT by SQLite, checked by json_valid (no JS decode).
       put: db.prepare(
-        `INSERT INTO entities (key, version, value) VALUES (?, ?, ?)
-         ON CONFLICT (key) DO UPDATE SET version = excluded.version, value = excluded.value`,
+        `INSERT INTO entities (key, record) SELECT CAST(? AS TEXT), CAST(? AS TEXT) WHERE json_valid(CAST(? AS TEXT))
+         ON CONFLICT (key) DO UPDATE SET record = excluded.record`,
       ),
-      del: db.prepare('DELETE FROM entities WHERE key = ?'),
+      del: db.prepare('DELETE FROM entities WHERE key = CAST(? AS TEXT)'),
       count: db.prepare<[], number>('SELECT count(*) FROM entities').pluck(),
       offsets: db
         .prepare<[], [bigint, bigint]>('SELECT partition, next_offset FROM offsets ORDER BY partition')
@@ -101,22 +105,21 @@ export class ReplicaStore {
       const { put, del } = this.stmt;
       // Highest offset per partition, compared as decimal strings: no BigInt per record.
       const highest = new Map<number, string>();
-      for (const { partition, offset, key, entity } of records) {
+      let skipped = 0;
+      for (const { partition, offset, key, value } of records) {
         if (!Number.isInteger(partition) || partition < 0 || partition > MAX_PARTITION) {
           throw new StoreInvalidArgumentError(`partition must be a non-negative int32, got ${String(partition)}`);
         }
         assertOffset(offset, 'offset');
-        assertKey(key);
-        if (entity === null) {
-          del.run(key);
-        } else {
-          assertEntity(key, entity);
-          put.run(key, entity.version, encodeJson(key, entity.value));
-        }
+        if (typeof key !== 'string' && !Buffer.isBuffer(key)) assertKey(key);
+        if (value === null) del.run(key);
+        else if (!Buffer.isBuffer(value)) throw new StoreInvalidArgumentError('value must be a Buffer or null');
+        else if (put.run(key, value, value).changes === 0) skipped++;
         const seen = highest.get(partition);
         if (seen === undefined || offsetGreater(offset, seen)) highest.set(partition, offset);
       }
       for (const [partition, offset] of highest) this.stmt.setOffset.run(partition, BigInt(offset) + 1n);
+      return skipped;
     });
     this.wipeTx = db.transaction(() => {
       this.stmt.clearRows.run();
@@ -138,13 +141,20 @@ export class ReplicaStore {
   }
 
   /**
-   * Apply changelog records in order (null entity = tombstone) and set each partition's next
-   * offset to its highest offset in the batch + 1, in one transaction: all or nothing.
+   * Apply changelog records in order (null value = tombstone), their bytes as they are, and
+   * set each partition's next offset to its highest offset in the batch + 1, in one
+   * transaction: all or nothing. A value that is not JSON is skipped (only the processor
+   * writes the changelog, so that is a bug there); returns how many were.
    */
-  apply(records: readonly ChangelogRecord[]): void {
+  apply(records: readonly ChangelogRecord[]): number {
     if (!Array.isArray(records)) throw new StoreInvalidArgumentError('records must be an array');
-    if (records.length === 0) return;
-    this.file.run('apply', () => this.applyTx(records));
+    if (records.length === 0) return 0;
+    return this.file.run('apply', () => this.applyTx(records));
+  }
+
+  /** The schema version of a file written by older code whose rows were dropped on open, or null. */
+  get rebuiltFrom(): number | null {
+    return this.file.rebuiltFrom;
   }
 
   /**
@@ -171,8 +181,14 @@ export class ReplicaStore {
 
   get(key: string): ReplicaEntity | undefined {
     assertKey(key);
-    const row = this.file.run('get', () => this.stmt.get.get(key));
-    return row === undefined ? undefined : { version: row[0], value: decodeValue(key, row[1]) };
+    const record = this.file.run('get', () => this.stmt.get.get(key));
+    if (record === undefined) return undefined;
+    try {
+      const { version, value } = parseStoredEntity(record);
+      return { version, value };
+    } catch (err) {
+      throw new StoreCorruptRowError(key, err);
+    }
   }
 
   count(): number {

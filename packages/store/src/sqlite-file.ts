@@ -19,6 +19,12 @@ export interface Schema {
   /** Stored in PRAGMA user_version; a file with a higher version is refused. */
   version: number;
   ddl: string;
+  /**
+   * A file below this version holds rows this code cannot read: `drop` runs before `ddl` and
+   * the store starts empty (it is a cache of the changelog, which rebuilds it).
+   */
+  rebuildBelow?: number;
+  drop?: string;
 }
 
 /**
@@ -33,6 +39,8 @@ export class SqliteFile {
   private constructor(
     readonly path: string,
     readonly db: Database.Database,
+    /** The older schema version whose rows were dropped on open (see Schema.rebuildBelow), if any. */
+    readonly rebuiltFrom: number | null,
   ) {}
 
   static open(path: string, schema: Schema, busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS): SqliteFile {
@@ -49,8 +57,8 @@ export class SqliteFile {
       }
       db.pragma('synchronous = NORMAL');
       db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
-      migrate(path, db, schema);
-      return new SqliteFile(path, db);
+      const rebuiltFrom = migrate(path, db, schema);
+      return new SqliteFile(path, db, rebuiltFrom);
     } catch (err) {
       db?.close();
       throw err instanceof StoreError ? err : new StoreOpenError(path, err);
@@ -118,12 +126,16 @@ export class SqliteFile {
   }
 }
 
-function migrate(path: string, db: Database.Database, schema: Schema): void {
+/** Brings the file to `schema.version`; returns the version whose rows it dropped, if it did. */
+function migrate(path: string, db: Database.Database, schema: Schema): number | null {
   const found = db.pragma('user_version', { simple: true }) as number;
   if (found > schema.version) throw new StoreSchemaMismatchError(path, found, schema.version);
-  if (found === schema.version) return;
+  if (found === schema.version) return null;
+  const rebuild = found > 0 && schema.rebuildBelow !== undefined && found < schema.rebuildBelow;
   db.transaction(() => {
+    if (rebuild && schema.drop) db.exec(schema.drop);
     db.exec(schema.ddl);
     db.pragma(`user_version = ${schema.version}`);
   })();
+  return rebuild ? found : null;
 }

@@ -1,28 +1,22 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Statement } from 'better-sqlite3';
-import {
-  assertAfterKey,
-  assertEntity,
-  assertKey,
-  assertLimit,
-  decodeCommandIds,
-  decodeValue,
-  encodeJson,
-} from './codec';
-import { StoreInvalidArgumentError } from './errors';
+import { encodeStoredEntity, parseStoredEntity } from '@state-relay/contracts';
+import { assertAfterKey, assertEntity, assertKey, assertLimit } from './codec';
+import { StoreCorruptRowError, StoreInvalidArgumentError } from './errors';
 import { formatOffset, parseOffset } from './offset';
 import { SqliteFile, type Schema } from './sqlite-file';
 import type { StoredEntity } from './types';
 
 const SCHEMA: Schema = {
-  version: 1,
+  // 2: a row holds the changelog record's bytes as they are (restore copies, never re-encodes).
+  version: 2,
+  rebuildBelow: 2,
+  drop: `DROP TABLE IF EXISTS entities; DELETE FROM meta;`,
   ddl: `
     CREATE TABLE IF NOT EXISTS entities (
       key TEXT PRIMARY KEY,
-      version INTEGER NOT NULL,
-      value TEXT NOT NULL,       -- JSON of StoredEntity.value
-      command_ids TEXT NOT NULL  -- JSON array of StoredEntity.commandIds
+      record TEXT NOT NULL  -- the changelog value: JSON of StoredEntity
     ) WITHOUT ROWID;
     CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value) WITHOUT ROWID;`,
 };
@@ -43,7 +37,10 @@ export interface TaskStoreOptions {
   busyTimeoutMs?: number;
 }
 
-type EntityRow = [key: string, version: number, value: string, commandIds: string];
+type EntityRow = [key: string, record: string];
+
+/** A change for commit(): the changelog record's bytes (as sent or fetched), an entity to encode, or null (delete). */
+export type StoreChange = [key: string | Buffer, record: Buffer | StoredEntity | null];
 
 /**
  * The processor's store for one task: `<dir>/task-<n>.sqlite`. It is a materialised cache
@@ -54,8 +51,8 @@ export class TaskStore {
   private readonly file: SqliteFile;
   private readonly stmt: {
     get: Statement<[string], EntityRow>;
-    put: Statement<[string, number, string, string]>;
-    del: Statement<[string]>;
+    put: Statement<[string | Buffer, Buffer, Buffer]>;
+    del: Statement<[string | Buffer]>;
     count: Statement<[], number>;
     first: Statement<[number], EntityRow>;
     after: Statement<[string, number], EntityRow>;
@@ -66,24 +63,23 @@ export class TaskStore {
     getSyncedAt: Statement<[], number>;
     setSyncedAt: Statement<[number]>;
   };
-  private readonly commitTx: (
-    changes: Iterable<[string, StoredEntity | null]>,
-    checkpoint: bigint,
-    syncedAt: number | undefined,
-  ) => void;
+  private readonly commitTx: (changes: Iterable<StoreChange>, checkpoint: bigint, syncedAt: number | undefined) => void;
   private readonly wipeTx: () => void;
 
   private constructor(file: SqliteFile) {
     this.file = file;
     const db = file.db;
-    const cols = 'key, version, value, command_ids';
+    const cols = 'key, record';
     this.stmt = {
       get: db.prepare<[string], EntityRow>(`SELECT ${cols} FROM entities WHERE key = ?`).raw(),
+      // Keys and records arrive as bytes (kafkajs Buffers) and are stored as TEXT: CAST
+      // reinterprets them in SQLite, with no decode in JavaScript. json_valid (C, no JS
+      // objects) refuses a record that is not JSON: the row is not written and commit throws.
       put: db.prepare(
-        `INSERT INTO entities (${cols}) VALUES (?, ?, ?, ?)
-         ON CONFLICT (key) DO UPDATE SET version = excluded.version, value = excluded.value, command_ids = excluded.command_ids`,
+        `INSERT INTO entities (${cols}) SELECT CAST(? AS TEXT), CAST(? AS TEXT) WHERE json_valid(CAST(? AS TEXT))
+         ON CONFLICT (key) DO UPDATE SET record = excluded.record`,
       ),
-      del: db.prepare('DELETE FROM entities WHERE key = ?'),
+      del: db.prepare('DELETE FROM entities WHERE key = CAST(? AS TEXT)'),
       count: db.prepare<[], number>('SELECT count(*) FROM entities').pluck(),
       first: db.prepare<[number], EntityRow>(`SELECT ${cols} FROM entities ORDER BY key LIMIT ?`).raw(),
       after: db
@@ -104,15 +100,24 @@ export class TaskStore {
       ),
     };
     this.commitTx = db.transaction(
-      (changes: Iterable<[string, StoredEntity | null]>, checkpoint: bigint, syncedAt: number | undefined) => {
+      (changes: Iterable<StoreChange>, checkpoint: bigint, syncedAt: number | undefined) => {
         const { put, del } = this.stmt;
-        for (const [key, entity] of changes) {
-          assertKey(key);
-          if (entity === null) {
+        for (const [key, record] of changes) {
+          if (typeof key !== 'string' && !Buffer.isBuffer(key)) assertKey(key);
+          if (record === null) {
             del.run(key);
+            continue;
+          }
+          let bytes: Buffer;
+          if (Buffer.isBuffer(record)) {
+            bytes = record;
           } else {
-            assertEntity(key, entity);
-            put.run(key, entity.version, encodeJson(key, entity.value), encodeJson(key, entity.commandIds));
+            const name = typeof key === 'string' ? key : key.toString('utf8');
+            assertEntity(name, record);
+            bytes = encodeStoredEntity(record);
+          }
+          if (put.run(key, bytes, bytes).changes === 0) {
+            throw new StoreCorruptRowError(String(key), new Error('the record is not JSON'));
           }
         }
         this.stmt.setCheckpoint.run(checkpoint);
@@ -129,6 +134,14 @@ export class TaskStore {
     const path = TaskStore.pathOf(dir, task);
     mkdirSync(dir, { recursive: true });
     return new TaskStore(SqliteFile.open(path, SCHEMA, busyTimeoutMs));
+  }
+
+  /**
+   * The schema version of a file written by older code whose rows were dropped when it was
+   * opened (it has no checkpoint now: restore rebuilds it from the changelog), or null.
+   */
+  get rebuiltFrom(): number | null {
+    return this.file.rebuiltFrom;
   }
 
   /**
@@ -171,12 +184,14 @@ export class TaskStore {
   }
 
   /**
-   * Apply puts (entity) and deletes (null) in iteration order and move the checkpoint, all
-   * in one transaction: if anything throws (SQLite, a bad entity, the iterator itself),
-   * neither rows nor checkpoint change and the error is rethrown. `syncedAt` is given when
-   * the checkpoint is the changelog's end (see syncedAt()).
+   * Apply puts (record bytes, or an entity to encode) and deletes (null) in iteration order and
+   * move the checkpoint, all in one transaction: if anything throws (SQLite, a bad entity, a
+   * record that is not JSON, the iterator itself), neither rows nor checkpoint change and the
+   * error is rethrown. Record bytes are stored as they are: the processor passes what it sent
+   * to the changelog, restore what it fetched from it. `syncedAt` is given when the checkpoint
+   * is the changelog's end (see syncedAt()).
    */
-  commit(changes: Iterable<[string, StoredEntity | null]>, checkpoint: string, syncedAt?: number): void {
+  commit(changes: Iterable<StoreChange>, checkpoint: string, syncedAt?: number): void {
     const next = parseOffset(checkpoint, 'checkpoint');
     if (syncedAt !== undefined && !Number.isSafeInteger(syncedAt)) {
       throw new StoreInvalidArgumentError(`syncedAt must be an integer epoch ms, got ${String(syncedAt)}`);
@@ -221,11 +236,10 @@ export class TaskStore {
   }
 }
 
-function decodeEntity([key, version, value, commandIds]: EntityRow): StoredEntity {
-  // decodeValue checked it is a JSON object; JSON text can only hold JSON values.
-  return {
-    version,
-    value: decodeValue(key, value) as StoredEntity['value'],
-    commandIds: decodeCommandIds(key, commandIds),
-  };
+function decodeEntity([key, record]: EntityRow): StoredEntity {
+  try {
+    return parseStoredEntity(record);
+  } catch (err) {
+    throw new StoreCorruptRowError(key, err);
+  }
 }

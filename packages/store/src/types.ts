@@ -12,13 +12,14 @@ export interface ReplicaRow extends ReplicaEntity {
   key: string;
 }
 
-/** One changelog record as the replica applies it; `entity: null` is a tombstone. */
+/** One changelog record as the replica applies it, bytes as fetched; `value: null` is a tombstone. */
 export interface ChangelogRecord {
   partition: number;
   /** Kafka offset, decimal string (kafkajs style). */
   offset: string;
-  key: string;
-  entity: StoredEntity | null;
+  /** The message key: its UTF-8 bytes or the decoded string. */
+  key: string | Buffer;
+  value: Buffer | null;
 }
 
 /** A value that can be bound to a `?` of a filter expression (booleans bind as 1/0, like JSON true/false in json_extract). */
@@ -29,7 +30,10 @@ export interface ChunkRequest {
   afterKey: string | null;
   /** How many keys to walk (not how many to return). */
   limit: number;
-  /** SQL boolean expression over the JSON TEXT column `value`, with `?` placeholders. */
+  /**
+   * SQL boolean expression over the JSON TEXT column `record` (a whole changelog record: the
+   * entity's value is at `$.value`), with `?` placeholders.
+   */
   filterSql?: string;
   filterParams?: readonly FilterParam[];
 }

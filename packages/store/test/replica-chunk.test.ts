@@ -1,8 +1,9 @@
+import { encodeStoredEntity } from '@state-relay/contracts';
 import { join } from 'node:path';
 import { ReplicaStore, StoreInvalidFilterError, type Chunk, type ChunkRequest, type StoredEntity } from '../src';
 import { TmpDir } from './tmp-dir';
 
-const STATUS_IS = "json_extract(value, '$.status') = ?";
+const STATUS_IS = "json_extract(record, '$.value.status') = ?";
 
 /** Keys sorted the way SQLite's BINARY collation sorts TEXT: by UTF-8 bytes. */
 const byUtf8 = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
@@ -20,7 +21,7 @@ function fill(replica: ReplicaStore, n: number): Map<string, Record<string, unkn
       partition: i % 4,
       offset: String(i),
       key,
-      entity: { version: 1, value, commandIds: [] } as StoredEntity,
+      value: encodeStoredEntity({ version: 1, value, seen: '' }),
     });
   }
   replica.apply(records);
@@ -85,8 +86,8 @@ describe('ReplicaStore.chunk (keyset pagination)', () => {
     const values = fill(replica, 300);
     const { chunks } = walkAll(replica, {
       limit: 64,
-      filterSql: 'json_extract(value, ?) = ? AND json_extract(value, ?) = ? AND json_extract(value, ?) >= ?',
-      filterParams: ['$.status', 'active', '$.vip', true, '$.balance', 100],
+      filterSql: 'json_extract(record, ?) = ? AND json_extract(record, ?) = ? AND json_extract(record, ?) >= ?',
+      filterParams: ['$.value.status', 'active', '$.value.vip', true, '$.value.balance', 100],
     });
     const expected = [...values].filter(
       ([, v]) => v.status === 'active' && v.vip === true && (v.balance as number) >= 100,
@@ -112,13 +113,13 @@ describe('ReplicaStore.chunk (keyset pagination)', () => {
 
   it('sees writes applied between chunks: each chunk is its own short read', () => {
     replica.apply([
-      { partition: 0, offset: '0', key: 'a', entity: { version: 1, value: {}, commandIds: [] } },
-      { partition: 0, offset: '1', key: 'c', entity: { version: 1, value: {}, commandIds: [] } },
+      { partition: 0, offset: '0', key: 'a', value: encodeStoredEntity({ version: 1, value: {}, seen: '' }) },
+      { partition: 0, offset: '1', key: 'c', value: encodeStoredEntity({ version: 1, value: {}, seen: '' }) },
     ]);
     const first = replica.chunk({ afterKey: null, limit: 1 });
     replica.apply([
-      { partition: 0, offset: '2', key: 'b', entity: { version: 1, value: {}, commandIds: [] } },
-      { partition: 0, offset: '3', key: 'c', entity: null },
+      { partition: 0, offset: '2', key: 'b', value: encodeStoredEntity({ version: 1, value: {}, seen: '' }) },
+      { partition: 0, offset: '3', key: 'c', value: null },
     ]);
     const rest = replica.chunk({ afterKey: first.lastKey, limit: 10 });
     expect(rest.rows.map((r) => r.key)).toEqual(['b']);
@@ -129,7 +130,12 @@ describe('ReplicaStore.chunk (keyset pagination)', () => {
     const writer = tmp.track(ReplicaStore.open({ path: replica.path }));
     const first = replica.chunk({ afterKey: null, limit: 100, filterSql: STATUS_IS, filterParams: ['active'] });
     writer.apply([
-      { partition: 0, offset: '1000', key: 'zzz', entity: { version: 1, value: { status: 'active' }, commandIds: [] } },
+      {
+        partition: 0,
+        offset: '1000',
+        key: 'zzz',
+        value: encodeStoredEntity({ version: 1, value: { status: 'active' }, seen: '' }),
+      },
     ]);
     expect(writer.walSizeBytes()).toBeGreaterThan(0);
     expect(writer.checkpointWal('TRUNCATE').busy).toBe(false);
@@ -144,10 +150,10 @@ describe('ReplicaStore.chunk (keyset pagination)', () => {
   });
 
   it.each([
-    ['does not compile', 'json_extract(value, ', ['x']],
+    ['does not compile', 'json_extract(record, ', ['x']],
     ['has too few parameters', STATUS_IS, []],
     ['has too many parameters', STATUS_IS, ['a', 'b']],
-    ['smuggles a second statement', '1) THEN value END FROM entities; DELETE FROM entities; --', []],
+    ['smuggles a second statement', '1) THEN record END FROM entities; DELETE FROM entities; --', []],
     ['is empty', '  ', []],
   ])('refuses a filter that %s', (_why, filterSql, filterParams) => {
     fill(replica, 5);

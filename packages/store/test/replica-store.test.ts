@@ -1,3 +1,4 @@
+import { encodeStoredEntity, seenOf } from '@state-relay/contracts';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import {
@@ -12,13 +13,13 @@ import { TmpDir } from './tmp-dir';
 const entity = (version: number, value: Record<string, unknown> = {}): StoredEntity => ({
   version,
   value,
-  commandIds: [`cmd-${version}`],
+  seen: seenOf([`cmd-${version}`]),
 });
 const rec = (partition: number, offset: string, key: string, e: StoredEntity | null): ChangelogRecord => ({
   partition,
   offset,
   key,
-  entity: e,
+  value: e === null ? null : encodeStoredEntity(e),
 });
 
 describe('ReplicaStore', () => {
@@ -159,16 +160,41 @@ describe('ReplicaStore', () => {
     expect(replica.syncedAt()).toBeNull();
   });
 
-  it('opens a replica of the first schema version, keeping its rows and offsets', () => {
-    const raw = new Database(path);
-    raw.exec(`CREATE TABLE entities (key TEXT PRIMARY KEY, version INTEGER NOT NULL, value TEXT NOT NULL) WITHOUT ROWID;
+  it.each([1, 2])(
+    'rebuilds a replica of schema version %i (values decoded on write) from scratch, and says so',
+    (v) => {
+      const raw = new Database(path);
+      raw.exec(`CREATE TABLE entities (key TEXT PRIMARY KEY, version INTEGER NOT NULL, value TEXT NOT NULL) WITHOUT ROWID;
       CREATE TABLE offsets (partition INTEGER PRIMARY KEY, next_offset INTEGER NOT NULL);
+      ${v === 2 ? 'CREATE TABLE sync (id INTEGER PRIMARY KEY CHECK (id = 0), synced_at INTEGER NOT NULL); INSERT INTO sync VALUES (0, 5);' : ''}
       INSERT INTO entities VALUES ('old', 3, '{"a":1}'); INSERT INTO offsets VALUES (0, 12);
-      PRAGMA user_version = 1;`);
-    raw.close();
+      PRAGMA user_version = ${v};`);
+      raw.close();
+      const replica = open();
+      expect(replica.rebuiltFrom).toBe(v);
+      expect(replica.get('old')).toBeUndefined();
+      expect(replica.count()).toBe(0);
+      expect(replica.offsets()).toEqual(new Map());
+      replica.apply([rec(0, '0', 'new', entity(1, { b: 2 }))]);
+      expect(replica.get('new')).toEqual({ version: 1, value: { b: 2 } });
+      replica.close();
+      expect(open().rebuiltFrom).toBeNull();
+    },
+  );
+
+  it('stores the record bytes as they are, and skips (counts) a value that is not JSON', () => {
     const replica = open();
-    expect(replica.get('old')).toMatchObject({ version: 3, value: { a: 1 } });
-    expect(replica.offsets()).toEqual(new Map([[0, '12']]));
-    expect(replica.syncedAt()).toBeNull();
+    const bytes = Buffer.from('{"version":2,"value":{"x":"é"},"seen":""}', 'utf8');
+    const skipped = replica.apply([
+      { partition: 0, offset: '0', key: Buffer.from('k1', 'utf8'), value: bytes },
+      { partition: 0, offset: '1', key: 'k2', value: Buffer.from('{not json', 'utf8') },
+    ]);
+    expect(skipped).toBe(1);
+    expect(replica.get('k1')).toEqual({ version: 2, value: { x: 'é' } });
+    expect(replica.get('k2')).toBeUndefined();
+    expect(replica.offsets()).toEqual(new Map([[0, '2']]));
+    const raw = new Database(path, { readonly: true });
+    expect(raw.prepare('SELECT record FROM entities WHERE key = ?').pluck().get('k1')).toBe(bytes.toString('utf8'));
+    raw.close();
   });
 });

@@ -1,3 +1,4 @@
+import { encodeStoredEntity, seenOf } from '@state-relay/contracts';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -16,7 +17,7 @@ import { TmpDir } from './tmp-dir';
 const entity = (version: number, value: Record<string, unknown> = {}, commandIds: string[] = []): StoredEntity => ({
   version,
   value,
-  commandIds,
+  seen: seenOf(commandIds),
 });
 
 describe('TaskStore', () => {
@@ -103,7 +104,7 @@ describe('TaskStore', () => {
 
   it('an invalid entity mid-commit rolls back the whole commit', () => {
     const store = open();
-    const bad = { version: 1.5, value: {}, commandIds: [] } as StoredEntity;
+    const bad = { version: 1.5, value: {}, seen: '' } as StoredEntity;
     expect(() =>
       store.commit(
         [
@@ -230,9 +231,46 @@ describe('TaskStore', () => {
     const store = open();
     store.commit([['a', entity(1)]], '1');
     const raw = new Database(store.path);
-    raw.prepare("UPDATE entities SET value = '{not json' WHERE key = 'a'").run();
+    raw.prepare('UPDATE entities SET record = \'{"version":1,"value":{}}\' WHERE key = \'a\'').run();
     raw.close();
     expect(() => store.get('a')).toThrow(StoreCorruptRowError);
+  });
+
+  it('refuses record bytes that are not JSON, rolling back the whole commit', () => {
+    const store = open();
+    store.commit([['a', entity(1)]], '1');
+    expect(() =>
+      store.commit(
+        [
+          ['b', encodeStoredEntity(entity(1))],
+          [Buffer.from('c'), Buffer.from('{not json')],
+        ],
+        '3',
+      ),
+    ).toThrow(StoreCorruptRowError);
+    expect([store.get('b'), store.checkpoint()]).toEqual([undefined, '1']);
+  });
+
+  it('stores record bytes as they are and reads them back decoded', () => {
+    const store = open();
+    const bytes = encodeStoredEntity({ version: 4, value: { n: 1 }, seen: seenOf(['x']) });
+    store.commit([[Buffer.from('k', 'utf8'), bytes]], '9');
+    expect(store.get('k')).toEqual({ version: 4, value: { n: 1 }, seen: seenOf(['x']) });
+    const raw = new Database(store.path, { readonly: true });
+    expect(raw.prepare("SELECT record FROM entities WHERE key = 'k'").pluck().get()).toBe(bytes.toString('utf8'));
+    raw.close();
+  });
+
+  it('drops the rows and checkpoint of a store written in the first format, so restore rebuilds it', () => {
+    const path = join(tmp.path, 'task-0.sqlite');
+    const raw = new Database(path);
+    raw.exec(`CREATE TABLE entities (key TEXT PRIMARY KEY, version INTEGER NOT NULL, value TEXT NOT NULL, command_ids TEXT NOT NULL) WITHOUT ROWID;
+      CREATE TABLE meta (name TEXT PRIMARY KEY, value) WITHOUT ROWID;
+      INSERT INTO entities VALUES ('old', 3, '{"a":1}', '[]'); INSERT INTO meta VALUES ('changelog_offset', 40);
+      PRAGMA user_version = 1;`);
+    raw.close();
+    const store = tmp.track(TaskStore.open({ dir: tmp.path, task: 0 }));
+    expect([store.rebuiltFrom, store.checkpoint(), store.count(), store.get('old')]).toEqual([1, null, 0, undefined]);
   });
 
   it('refuses a bad task number', () => {

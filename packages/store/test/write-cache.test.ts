@@ -4,7 +4,7 @@ import { TmpDir } from './tmp-dir';
 const entity = (version: number, value: Record<string, unknown> = {}): StoredEntity => ({
   version,
   value,
-  commandIds: [],
+  seen: '',
 });
 
 describe('WriteCache', () => {

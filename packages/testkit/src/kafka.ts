@@ -17,7 +17,7 @@ export interface TopicSpec {
 
 export async function createTopics(admin: Admin, specs: TopicSpec[]): Promise<void> {
   await admin.createTopics({
-    waitForLeaders: true,
+    waitForLeaders: false,
     topics: specs.map((s) => ({
       topic: s.topic,
       numPartitions: s.partitions ?? 1,
@@ -25,6 +25,16 @@ export async function createTopics(admin: Admin, specs: TopicSpec[]): Promise<vo
       configEntries: s.compacted ? [{ name: 'cleanup.policy', value: 'compact' }] : [],
     })),
   });
+  // kafkajs's waitForLeaders gives up on UNKNOWN_TOPIC_OR_PARTITION, which a busy broker
+  // answers for a topic it has just created: wait for every leader here instead.
+  const topics = specs.map((s) => s.topic);
+  await waitUntil(
+    async () => {
+      const meta = await admin.fetchTopicMetadata({ topics }).catch(() => undefined);
+      return meta?.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0)) ?? false;
+    },
+    { timeoutMs: 30_000, intervalMs: 100, message: `leaders for ${topics.join(', ')}` },
+  );
 }
 
 export interface ConsumedRecord {

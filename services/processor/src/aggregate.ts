@@ -1,6 +1,7 @@
 import type { EntityDomain } from '@state-relay/accounts';
 import {
-  MAX_REMEMBERED_COMMAND_IDS,
+  hasSeen,
+  rememberCommand,
   type CommandOutcome,
   type DomainEvent,
   type StoredEntity,
@@ -51,12 +52,7 @@ function applyEvent(
   const value = domain.applyEvent(key, event, current?.value);
   if (value === null) return { next: current ? null : undefined };
   if (current && value === current.value) return { next: undefined };
-  return { next: { version: (current?.version ?? 0) + 1, value, commandIds: current?.commandIds ?? [] } };
-}
-
-function remember(ids: string[], id: string): string[] {
-  const next = [...ids, id];
-  return next.length > MAX_REMEMBERED_COMMAND_IDS ? next.slice(next.length - MAX_REMEMBERED_COMMAND_IDS) : next;
+  return { next: { version: (current?.version ?? 0) + 1, value, seen: current?.seen ?? '' } };
 }
 
 function applyCommand(
@@ -64,7 +60,7 @@ function applyCommand(
   command: UpdateCommand,
   current: StoredEntity | undefined,
 ): AggregateResult {
-  if (current?.commandIds.includes(command.commandId)) {
+  if (current && hasSeen(current.seen, command.commandId)) {
     return { next: undefined, verdict: { outcome: 'duplicate', version: current.version } };
   }
   const issues = [
@@ -83,7 +79,7 @@ function applyCommand(
   // Outcomes that do not change the value still record the id (meta-only, same version),
   // so a re-emitted command is recognised as a duplicate instead of being judged again.
   const seen = (outcome: CommandOutcome, reason?: string): AggregateResult => ({
-    next: { ...current, commandIds: remember(current.commandIds, command.commandId) },
+    next: { ...current, seen: rememberCommand(current.seen, command.commandId) },
     verdict: { outcome, version: current.version, ...(reason ? { reason } : {}) },
   });
 
@@ -103,7 +99,7 @@ function applyCommand(
   if (outcome.kind === 'delete') return { next: null, verdict: { outcome: 'applied', version: current.version + 1 } };
   const version = current.version + 1;
   return {
-    next: { version, value: outcome.value, commandIds: remember(current.commandIds, command.commandId) },
+    next: { version, value: outcome.value, seen: rememberCommand(current.seen, command.commandId) },
     verdict: { outcome: 'applied', version },
   };
 }

@@ -1,5 +1,12 @@
 import { accountsDomain } from '@state-relay/accounts';
-import type { StoredEntity, UpdateCommand } from '@state-relay/contracts';
+import {
+  COMMAND_DIGEST_LENGTH,
+  commandDigest,
+  hasSeen,
+  seenCount,
+  type StoredEntity,
+  type UpdateCommand,
+} from '@state-relay/contracts';
 import { aggregate } from '../src/aggregate';
 
 const asOf = Date.UTC(2026, 10, 1);
@@ -14,7 +21,7 @@ const account = (over: Record<string, unknown> = {}): StoredEntity => ({
     counters: { events: 3, activities: 2, payments: 0 },
     ...over,
   } as StoredEntity['value'],
-  commandIds: [],
+  seen: '',
 });
 const dormancy = (over: Partial<UpdateCommand> = {}): UpdateCommand => ({
   commandId: 'c-1',
@@ -39,7 +46,7 @@ describe('aggregate: commands', () => {
     const { next, verdict } = run(account(), dormancy());
     expect(verdict).toEqual({ outcome: 'applied', version: 4 });
     expect(next?.value.status).toBe('dormant');
-    expect(next?.commandIds).toEqual(['c-1']);
+    expect(next?.seen).toBe(commandDigest('c-1'));
   });
 
   it('re-checks the condition: an account active again since the scan read it is condition_false, value untouched', () => {
@@ -113,9 +120,19 @@ describe('aggregate: commands', () => {
         }),
       ).next!;
     }
-    expect(current.commandIds).toHaveLength(64);
-    expect(current.commandIds[0]).toBe('c-6');
+    expect(seenCount(current.seen)).toBe(64);
+    expect(current.seen.slice(0, COMMAND_DIGEST_LENGTH)).toBe(commandDigest('c-6'));
+    expect([hasSeen(current.seen, 'c-5'), hasSeen(current.seen, 'c-6'), hasSeen(current.seen, 'c-69')]).toEqual([
+      false,
+      true,
+      true,
+    ]);
     expect(current.value.balance).toBe(70);
+    // a command beyond the memory is judged again (the documented limit), one inside is a duplicate
+    expect(
+      run(current, dormancy({ commandId: 'c-5', condition: { field: 'status', op: 'exists' } })).verdict?.outcome,
+    ).toBe('applied');
+    expect(run(current, dormancy({ commandId: 'c-6' })).verdict?.outcome).toBe('duplicate');
   });
 });
 

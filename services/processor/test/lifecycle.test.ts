@@ -275,7 +275,7 @@ describe('task lifecycle', () => {
 
   it('rebuilds a store that last matched the changelog longer ago than delete.retention.ms', async () => {
     const store = TaskStore.open({ dir: h.dir, task: 0 });
-    const entity = { version: 1, value: { status: 'active' }, commandIds: [] };
+    const entity = { version: 1, value: { status: 'active' }, seen: '' };
     store.commit([['gone', entity]], '5', Date.now() - 2 * DAY);
     store.close();
     h.ends.set(0, 40n); // records were added since the checkpoint: a tombstone may be among them
@@ -287,7 +287,7 @@ describe('task lifecycle', () => {
 
   it('trusts an old store when nothing but its own commit marker follows its checkpoint', async () => {
     const store = TaskStore.open({ dir: h.dir, task: 0 });
-    store.commit([['kept', { version: 1, value: { status: 'active' }, commandIds: [] }]], '5', Date.now() - 2 * DAY);
+    store.commit([['kept', { version: 1, value: { status: 'active' }, seen: '' }]], '5', Date.now() - 2 * DAY);
     store.close();
     h.ends.set(0, 6n);
     h.lifecycle.onAssignment('member-a', [0]);

@@ -1,3 +1,4 @@
+import { encodeStoredEntity } from '@state-relay/contracts';
 // Benchmark of unlimited-rate scans: a replica of N rows (default 1,000,000, 10% matching the
 // dormancy sweep) walked and its commands emitted to a real broker, several runs. Not a test: it
 // prints figures and writes them to docs/benchmarks/scanner.{json,md}. Needs the container
@@ -71,7 +72,7 @@ function account(i: number) {
       lastActiveAt: AS_OF - (idle ? 40 : i % 20) * DAY,
       counters: { events: 3 + (i % 13), activities: i % 11, payments: i % 5 },
     },
-    commandIds: [],
+    seen: '',
   };
 }
 
@@ -82,7 +83,12 @@ function seed(replica: ReplicaStore, rows: number): number {
     for (let i = from; i < Math.min(rows, from + FILL_BATCH); i++) {
       if (i % 10 === 0) matching++;
       const key = `acct-${String(i).padStart(8, '0')}`;
-      batch.push({ partition: i % PARTITIONS, offset: String(Math.floor(i / PARTITIONS)), key, entity: account(i) });
+      batch.push({
+        partition: i % PARTITIONS,
+        offset: String(Math.floor(i / PARTITIONS)),
+        key,
+        value: encodeStoredEntity(account(i)),
+      });
     }
     replica.apply(batch);
   }

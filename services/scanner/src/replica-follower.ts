@@ -1,4 +1,4 @@
-import { decodeKey, decodeStoredEntity, isDecodeError } from '@state-relay/contracts';
+import { decodeKey, isDecodeError } from '@state-relay/contracts';
 import {
   DEFAULT_DELETE_RETENTION_MS,
   deleteRetentionMs,
@@ -64,6 +64,12 @@ export class ReplicaFollower {
       logger.warn({ err }, 'reading delete.retention.ms of the changelog failed; assuming the broker default');
       return DEFAULT_DELETE_RETENTION_MS;
     });
+    if (replica.rebuiltFrom !== null) {
+      logger.warn(
+        { from: replica.rebuiltFrom },
+        'the replica was written in an older format; its rows were dropped and it is rebuilt from the changelog',
+      );
+    }
     this.wipeIfAhead();
     this.wipeIfStale(retention);
     await this.startConsumer();
@@ -128,24 +134,24 @@ export class ReplicaFollower {
         const records: ChangelogRecord[] = [];
         for (const m of batch.messages) {
           try {
-            const key = decodeKey(m.key);
-            records.push({
-              partition: batch.partition,
-              offset: m.offset,
-              key,
-              entity: decodeStoredEntity(m.key, m.value),
-            });
+            // Only the key is looked at (the message key is the entity key); values are copied
+            // as bytes and decoded when a scan reads them.
+            records.push({ partition: batch.partition, offset: m.offset, key: decodeKey(m.key), value: m.value });
           } catch (err) {
             if (!isDecodeError(err)) throw err;
             // Only the processor writes the changelog, so this is a bug there; skip it loudly.
             metrics.undecodable.inc({ topic });
             logger.error(
               { err, partition: batch.partition, offset: m.offset },
-              'skipping an undecodable changelog record',
+              'skipping a changelog record with an undecodable key',
             );
           }
         }
-        replica.apply(records);
+        const skipped = replica.apply(records);
+        if (skipped > 0) {
+          metrics.undecodable.inc({ topic }, skipped);
+          logger.error({ partition: batch.partition, skipped }, 'skipped changelog records whose value is not JSON');
+        }
         metrics.replicaRecords.inc(records.length);
         this.advance(batch.partition, BigInt(batch.lastOffset()) + 1n);
         await heartbeat();

@@ -62,7 +62,8 @@ function resolveAsOf(asOf: string | number | undefined, now: number, issues: Fie
 
 /** The SQL pre-filter for the walk: sound (never drops a match), so rows are re-checked anyway. */
 export function prefilterFor(condition: Condition, asOf: number): { filterSql?: string; filterParams: FilterParam[] } {
-  const { sql, params } = compileConditionToSql(condition, { asOf });
+  // Replica rows hold whole changelog records: the entity's value is at $.value of `record`.
+  const { sql, params } = compileConditionToSql(condition, { asOf }, 'record', '$.value');
   // "1" lets every row through: walking without a filter saves SQLite a CASE per row.
   return sql === '1' ? { filterParams: [] } : { filterSql: sql, filterParams: params };
 }

@@ -1,3 +1,4 @@
+import { encodeStoredEntity } from '@state-relay/contracts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,7 +30,7 @@ function seed(replica: ReplicaStore): Set<string> {
       partition: i % 4,
       offset: String(Math.floor(i / 4)),
       key,
-      entity: { version: 2, value, commandIds: [] },
+      value: encodeStoredEntity({ version: 2, value, seen: '' }),
     });
   }
   replica.apply(records);

@@ -1,3 +1,4 @@
+import { encodeStoredEntity } from '@state-relay/contracts';
 import { mulberry32 } from '@state-relay/accounts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -34,7 +35,7 @@ function seed(replica: ReplicaStore, rows: number, layout: Layout): string[] {
       (layout === 'clustered' && i >= rows / 2 && i < rows / 2 + rows / 4);
     if (idle) matching.push(key);
     const value = { status: 'active', lastActiveAt: NOW - (idle ? 40 : 2) * DAY };
-    records.push({ partition: 0, offset: String(i), key, entity: { version: 1, value, commandIds: [] } });
+    records.push({ partition: 0, offset: String(i), key, value: encodeStoredEntity({ version: 1, value, seen: '' }) });
   }
   replica.apply(records);
   return matching;
@@ -231,7 +232,7 @@ describe('scan progress counts and batches (real SQLite, fake Kafka)', () => {
       expect(new Set(batches.map((b) => b.toKey)).size).toBe(3); // the cursor moved after each second
       expect(ctx.store.countResults(id).applied).toBe(matching.length);
     }
-  });
+  }, 30_000); // two scans of 3 s each at 100 commands/s, in real time
 
   it('a cancel during the retry of a send keeps that batch: its results still count for the cancelled scan', async () => {
     let id = '';

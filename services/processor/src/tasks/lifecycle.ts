@@ -1,6 +1,6 @@
-import { decodeStoredEntity, type StoredEntity } from '@state-relay/contracts';
+import type { StoredEntity } from '@state-relay/contracts';
 import type { TaskOwnership } from '@state-relay/kafka-runtime';
-import type { TaskStore } from '@state-relay/store';
+import type { StoreChange, TaskStore } from '@state-relay/store';
 import type { Producer } from 'kafkajs';
 import { asTaskFailure, TaskFailure } from './errors';
 import { Task, type TaskDeps } from './task';
@@ -263,7 +263,15 @@ export class TaskLifecycle {
     const stores = new Map<number, TaskStore>();
     for (const { task } of live()) {
       try {
-        task.store ??= ports.openStore(task.id);
+        if (!task.store) {
+          task.store = ports.openStore(task.id);
+          if (task.store.rebuiltFrom !== null) {
+            logger.warn(
+              { task: task.id, from: task.store.rebuiltFrom },
+              'task store was written in an older format; its rows were dropped and it is rebuilt from the changelog',
+            );
+          }
+        }
         stores.set(task.id, task.store);
         from.set(task.id, this.restoreFrom(task.id, task.store, ends.get(task.id) ?? 0n, deleteRetentionMs));
       } catch (err) {
@@ -277,12 +285,12 @@ export class TaskLifecycle {
       ({ records: restored } = await ports.restore({
         from,
         ends,
+        // The records' bytes go to SQLite as they are: nothing is decoded or encoded here.
         apply: (id, records, next) => {
-          const changes: Array<[string, StoredEntity | null]> = records.map((r) => [
-            r.key!.toString('utf8'),
-            decodeStoredEntity(r.key, r.value),
-          ]);
-          stores.get(id)!.commit(changes, next.toString());
+          stores.get(id)!.commit(
+            records.map((r): StoreChange => [r.key!, r.value]),
+            next.toString(),
+          );
           metrics.restoredRecords.inc(records.length);
         },
       }));

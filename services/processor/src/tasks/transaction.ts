@@ -1,4 +1,4 @@
-import { encodeStoredEntity, type StoredEntity } from '@state-relay/contracts';
+import { encodeStoredEntity } from '@state-relay/contracts';
 import { isFencedError } from '@state-relay/kafka-runtime';
 import type { Message, Producer } from 'kafkajs';
 import type { UnitOfWork } from './unit-of-work';
@@ -11,8 +11,8 @@ export interface TransactionTopics {
 }
 
 export interface CommittedUnit {
-  /** The changes the unit carried, in the order they go to SQLite. */
-  changes: Array<[string, StoredEntity | null]>;
+  /** The changes the unit carried, as the changelog got them (null: tombstone), in the order they go to SQLite. */
+  changes: Array<[string, Buffer | null]>;
   /** The changelog offset after the unit's last record, if it wrote any. */
   checkpoint: string | null;
 }
@@ -29,12 +29,14 @@ export async function commitUnit(
   unit: UnitOfWork,
   { task, groupId, topics }: { task: number; groupId: string; topics: TransactionTopics },
 ): Promise<CommittedUnit> {
-  const changes = [...unit.cache.entries()];
-  const changelog: Message[] = changes.map(([key, entity]) => ({
-    key,
-    value: entity ? encodeStoredEntity(entity) : null,
-    partition: task,
-  }));
+  // Encoded once: the same bytes go to the changelog and, after the commit, to SQLite.
+  const changes: Array<[string, Buffer | null]> = [];
+  const changelog: Message[] = [];
+  for (const [key, entity] of unit.cache.entries()) {
+    const value = entity ? encodeStoredEntity(entity) : null;
+    changes.push([key, value]);
+    changelog.push({ key, value, partition: task });
+  }
   const topicMessages = [
     ...(changelog.length ? [{ topic: topics.changelog, messages: changelog }] : []),
     ...(unit.results.length ? [{ topic: topics.results, messages: unit.results }] : []),
