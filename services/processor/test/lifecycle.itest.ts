@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { accountsDomain, accountsOracle } from '@state-relay/accounts';
@@ -27,6 +28,7 @@ function processorFor(
   stateDir: string,
   openStore?: (dir: string, task: number) => TaskStore,
   hooks?: ProcessorHooks,
+  logger: pino.Logger = silent,
 ) {
   const config = loadConfig({
     KAFKA_BROKERS: d.brokers.join(','),
@@ -43,7 +45,7 @@ function processorFor(
   const processor = new Processor({
     config,
     domain: accountsDomain,
-    logger: silent,
+    logger,
     metrics,
     ...(openStore ? { openStore } : {}),
     ...(hooks ? { hooks } : {}),
@@ -204,6 +206,58 @@ describe('task lifecycle against a real broker', () => {
       decodeCommandResult(Buffer.from(r.key!), Buffer.from(r.value!)),
     );
     expect(results.map((r) => r.outcome)).toEqual(commands.map(() => 'applied'));
+  });
+
+  it('a task store of the first format is rebuilt from the changelog, never misread; re-sent commands stay duplicates', async () => {
+    const d = newDeployment(testBrokers(), 1);
+    const dir = tmp('old-format');
+    const first = processorFor(d, dir).processor;
+    await first.start();
+    await ready(first);
+    const seeded = demoEvents(40, 2, 41);
+    await produceEvents(kafka, d.eventsTopic, seeded);
+    const keys = [...accountsOracle(seeded).keys()].sort();
+    const commands = keys.slice(0, 10).map((k) => setFlag('scan-old-format', k));
+    await produceCommands(kafka, d.commandsTopic, commands);
+    await waitCaughtUp(kafka, d.appId, d.eventsTopic);
+    await waitCaughtUp(kafka, d.appId, d.commandsTopic);
+    const end = await changelogState(kafka, d.changelogTopic);
+    expect(end.size).toBe(keys.length);
+    await first.stop();
+
+    // The file an older release would have left: its own columns, a wrong row, a checkpoint at the end.
+    const path = join(dir, 'task-0.sqlite');
+    rmSync(path, { force: true });
+    const raw = new Database(path);
+    raw.exec(`CREATE TABLE entities (key TEXT PRIMARY KEY, version INTEGER NOT NULL, value TEXT NOT NULL, command_ids TEXT NOT NULL) WITHOUT ROWID;
+      CREATE TABLE meta (name TEXT PRIMARY KEY, value) WITHOUT ROWID;
+      PRAGMA user_version = 1;`);
+    raw.prepare('INSERT INTO entities VALUES (?, 99, \'{"status":"forged"}\', \'[]\')').run(keys[1]!);
+    raw.prepare("INSERT INTO meta VALUES ('changelog_offset', ?)").run(10_000);
+    raw.close();
+
+    const lines: string[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+    const { processor, metrics } = processorFor(d, dir, undefined, undefined, logger);
+    cleanups.push(() => processor.stop());
+    await processor.start();
+    await ready(processor);
+    expect(lines.some((l) => l.includes('written in an older format') && l.includes('"from":1'))).toBe(true);
+    for (const [key, entity] of end) {
+      expect([key, processor.tasks.read(key)?.entity]).toEqual([key, entity]);
+    }
+
+    // The digests restored from the changelog still know every command: each re-send is a duplicate.
+    await produceCommands(kafka, d.commandsTopic, commands);
+    await waitCaughtUp(kafka, d.appId, d.commandsTopic);
+    const results = (await readTopic(kafka, d.resultsTopic, { isolation: 'read_committed' })).map((r) =>
+      decodeCommandResult(Buffer.from(r.key!), Buffer.from(r.value!)),
+    );
+    expect(results.map((r) => r.outcome)).toEqual([
+      ...commands.map(() => 'applied'),
+      ...commands.map(() => 'duplicate'),
+    ]);
+    expect((await metrics.commands.get()).values.find((v) => v.labels.outcome === 'duplicate')?.value).toBe(10);
   });
 
   it('a key deleted while its task lived elsewhere stays deleted after compaction removed the tombstone', async () => {
