@@ -12,7 +12,7 @@ import {
 // The deployed system as containers on one network — Kafka, processor instance(s), scanner —
 // with the faults a test can inject: kill -9 and start again (same container, so its state
 // volume survives), a replacement container (empty state dir), a broker restart.
-// Images are built from the services' Dockerfiles, as test/e2e/stack.itest.ts does.
+// Images are built from the Dockerfile (one per service: SERVICE build arg), as test/e2e/stack.itest.ts does.
 
 const ROOT = resolve(__dirname, '../..');
 export const API_TOKEN = 'fault-suite-token-5c1e0a7b9d2f4e63';
@@ -24,8 +24,8 @@ const buildArgs = {
 export type Service = 'processor' | 'scanner';
 
 async function buildImage(service: Service): Promise<GenericContainer> {
-  return GenericContainer.fromDockerfile(ROOT, `services/${service}/Dockerfile`)
-    .withBuildArgs(buildArgs)
+  return GenericContainer.fromDockerfile(ROOT, 'Dockerfile')
+    .withBuildArgs({ ...buildArgs, SERVICE: service, HTTP_PORT: service === 'scanner' ? '8081' : '8080' })
     .build(`state-relay/${service}:faults`, { deleteOnExit: false });
 }
 

@@ -106,7 +106,9 @@ function benchWalk(dir: string): void {
     console.log(`ReplicaStore filled with ${fmt(WALK_ROWS)} rows: ${(replica.sizeBytes() / 1e6).toFixed(1)} MB`);
 
     walk(replica, 'chunk walk, no filter', undefined, []);
-    walk(replica, "chunk walk, status = 'dormant' (10% match)", "json_extract(record, '$.value.status') = ?", ['dormant']);
+    walk(replica, "chunk walk, status = 'dormant' (10% match)", "json_extract(record, '$.value.status') = ?", [
+      'dormant',
+    ]);
     walk(
       replica,
       "chunk walk, status = 'active' AND lastActiveAt < asOf-30d (0% match)",

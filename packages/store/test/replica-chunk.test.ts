@@ -1,6 +1,6 @@
 import { encodeStoredEntity } from '@state-relay/contracts';
 import { join } from 'node:path';
-import { ReplicaStore, StoreInvalidFilterError, type Chunk, type ChunkRequest, type StoredEntity } from '../src';
+import { ReplicaStore, StoreInvalidFilterError, type Chunk, type ChunkRequest } from '../src';
 import { TmpDir } from './tmp-dir';
 
 const STATUS_IS = "json_extract(record, '$.value.status') = ?";
