@@ -30,7 +30,8 @@ export function numberField(value: JsonValue | undefined): number {
 /** `current` with the given counters incremented; other counters and fields kept. */
 export function withCounters(current: JsonObject, increments: Partial<Record<CounterName, number>>): JsonObject {
   const counters = current['counters'];
-  const before: JsonObject = typeof counters === 'object' && counters !== null && !Array.isArray(counters) ? counters : {};
+  const before: JsonObject =
+    typeof counters === 'object' && counters !== null && !Array.isArray(counters) ? counters : {};
   const after: JsonObject = { ...before };
   for (const name of COUNTER_NAMES) after[name] = numberField(before[name]) + (increments[name] ?? 0);
   return { ...current, counters: after };

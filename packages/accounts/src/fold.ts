@@ -30,7 +30,11 @@ export function validateAccountEvent(event: DomainEvent): string | null {
  * - `closed`: status -> closed (lastActiveAt unchanged).
  * Never deletes. Pure: `current` is not mutated; unknown fields on it are kept.
  */
-export function applyAccountEvent(_key: string, event: DomainEvent, current: JsonObject | undefined): JsonObject | null {
+export function applyAccountEvent(
+  _key: string,
+  event: DomainEvent,
+  current: JsonObject | undefined,
+): JsonObject | null {
   const problem = validateAccountEvent(event);
   if (problem !== null) throw new TypeError(`applyAccountEvent: invalid event (validate first): ${problem}`);
   if (current === undefined) return event.type === 'signed_up' ? newAccount(event.at) : null;

@@ -48,8 +48,9 @@ export function generateAccountEvents(options: AccountEventsOptions): KeyedEvent
       : now - Math.floor(random() * 29 * DAY);
     const signedUpAt = eventsPerAccount === 1 ? lastAt : lastAt - Math.floor(random() * 365 * DAY);
     // Times in between, sorted; the last event is at lastAt, so lastActiveAt ends there.
-    const middle = Array.from({ length: Math.max(eventsPerAccount - 2, 0) }, () =>
-      signedUpAt + Math.floor(random() * (lastAt - signedUpAt + 1)),
+    const middle = Array.from(
+      { length: Math.max(eventsPerAccount - 2, 0) },
+      () => signedUpAt + Math.floor(random() * (lastAt - signedUpAt + 1)),
     ).sort((a, b) => a - b);
     const times = eventsPerAccount === 1 ? [signedUpAt] : [signedUpAt, ...middle, lastAt];
     times.forEach((at, seq) => {

@@ -34,11 +34,18 @@ describe('account fold', () => {
 
   it('activity moves lastActiveAt forward only, and counts', () => {
     const next = fold([ev('activity', T0 + 5 * DAY), ev('activity', T0 + 2 * DAY)], opened);
-    expect(next).toEqual({ ...opened, lastActiveAt: T0 + 5 * DAY, counters: { events: 3, activities: 2, payments: 0 } });
+    expect(next).toEqual({
+      ...opened,
+      lastActiveAt: T0 + 5 * DAY,
+      counters: { events: 3, activities: 2, payments: 0 },
+    });
   });
 
   it('payment adds the amount (negative too) and counts as activity', () => {
-    const next = fold([ev('payment', T0 + DAY, { amount: 1250 }), ev('payment', T0 + 2 * DAY, { amount: -2000 })], opened);
+    const next = fold(
+      [ev('payment', T0 + DAY, { amount: 1250 }), ev('payment', T0 + 2 * DAY, { amount: -2000 })],
+      opened,
+    );
     expect(next).toEqual({
       ...opened,
       balance: -750,
@@ -59,7 +66,10 @@ describe('account fold', () => {
   it('closed closes without touching lastActiveAt, and a closed account only counts events', () => {
     const closed = applyAccountEvent('acct-1', ev('closed', T0 + DAY), opened)!;
     expect(closed).toEqual({ ...opened, status: 'closed', counters: { events: 2, activities: 0, payments: 0 } });
-    const after = fold([ev('payment', T0 + 2 * DAY, { amount: 99 }), ev('activity', T0 + 3 * DAY), ev('signed_up', T0 + 4 * DAY)], closed);
+    const after = fold(
+      [ev('payment', T0 + 2 * DAY, { amount: 99 }), ev('activity', T0 + 3 * DAY), ev('signed_up', T0 + 4 * DAY)],
+      closed,
+    );
     expect(after).toEqual({ ...closed, counters: { events: 5, activities: 0, payments: 0 } });
   });
 
@@ -88,7 +98,12 @@ describe('account fold', () => {
 
 describe('validateAccountEvent', () => {
   it('accepts every account event type', () => {
-    for (const e of [ev('signed_up', T0), ev('activity', T0), ev('payment', T0, { amount: -3 }), ev('closed', T0, { why: 'x' })]) {
+    for (const e of [
+      ev('signed_up', T0),
+      ev('activity', T0),
+      ev('payment', T0, { amount: -3 }),
+      ev('closed', T0, { why: 'x' }),
+    ]) {
       expect(validateAccountEvent(e)).toBeNull();
     }
   });

@@ -28,12 +28,16 @@ describe('generateAccountEvents', () => {
     const state = accountsOracle(generateAccountEvents(options));
     const idle = [...state.values()].map((a) => NOW - (a['lastActiveAt'] as number));
     expect(idle.filter((ms) => ms > DORMANT_AFTER_MS)).toHaveLength(50);
-    expect(idle.every((ms) => ms >= 0 && (ms <= DORMANT_AFTER_MS - 86_400_000 || ms >= DORMANT_AFTER_MS + 86_400_000))).toBe(true);
+    expect(
+      idle.every((ms) => ms >= 0 && (ms <= DORMANT_AFTER_MS - 86_400_000 || ms >= DORMANT_AFTER_MS + 86_400_000)),
+    ).toBe(true);
     expect([...state.values()].every((a) => a['status'] === 'active')).toBe(true);
   });
 
   it('works with one event per account and with no accounts', () => {
-    expect(generateAccountEvents({ ...options, eventsPerAccount: 1 }).every(({ event }) => event.type === 'signed_up')).toBe(true);
+    expect(
+      generateAccountEvents({ ...options, eventsPerAccount: 1 }).every(({ event }) => event.type === 'signed_up'),
+    ).toBe(true);
     expect(generateAccountEvents({ ...options, accounts: 0 })).toEqual([]);
   });
 
