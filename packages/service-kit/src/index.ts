@@ -1,6 +1,6 @@
 // The edges both services share: config from one schema, the logger, the Kafka client, the
 // process around a service, the HTTP base (error contract, health, metrics, OpenAPI) and the
-// default metrics. Only the services' server.ts and app.ts wire these; nothing else imports it.
+// default metrics. Only the services' edge modules (config, server, app, metrics, errors) use it.
 export { configTableDrift, readConfigTable, type DocumentedVariable } from './config/config-table';
 export { EnvVar, LOG_LEVELS, PROBLEM_KEYWORD, type LogLevel } from './config/env-vars';
 export { loadEnv, type EnvRefinement } from './config/load-env';
