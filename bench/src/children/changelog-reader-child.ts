@@ -1,10 +1,13 @@
+import { resolve } from 'node:path';
 import { runChild, type ChildMessage } from '../ipc';
-import { kafkajs } from '../lib';
+import { kafkajs, type Kafka, type KafkaMessage } from '../lib';
 
 export interface ChangelogReaderConfig {
   brokers: string[];
   topic: string;
   groupId: string;
+  /** `consumer`: a kafkajs consumer in its own group; `direct`: kafka-runtime's PartitionReader, no group. */
+  via: 'consumer' | 'direct';
   maxBytesPerPartition: number;
   maxBytes: number;
   maxWaitTimeInMs: number;
@@ -14,7 +17,7 @@ export interface ChangelogReaderConfig {
 export interface ChangelogReaderDone extends ChildMessage {
   type: 'done';
   records: number;
-  /** Before connect(); the group joined; the first batch handed over; every partition at its end. */
+  /** Before connecting; the group joined (direct: connected); the first records; every partition at its end. */
   connectAt: number;
   joinedAt: number;
   firstAt: number;
@@ -22,10 +25,11 @@ export interface ChangelogReaderDone extends ChildMessage {
 }
 
 /**
- * The ceiling restore is compared with: a bare kafkajs consumer (read_committed, its own
- * throw-away group, as the processor's restore and the scanner's replica must use: kafkajs has
- * no manual assignment) reading the changelog from the beginning to the end offsets it read at
- * its start, counting records and touching nothing else.
+ * The ceiling restore is compared with: the changelog read from the beginning to the end
+ * offsets read at the start, read_committed, counting records and touching nothing else. Either
+ * with a bare kafkajs consumer in a throw-away group (kafkajs has no manual assignment), or with
+ * the Fetch-level reader the processor's restore uses (kafka-runtime's PartitionReader, loaded at
+ * run time: an internal module that may move).
  */
 runChild<ChangelogReaderConfig>(async (cfg, send) => {
   const kafka = new kafkajs.Kafka({
@@ -36,8 +40,26 @@ runChild<ChangelogReaderConfig>(async (cfg, send) => {
   const admin = kafka.admin();
   await admin.connect();
   const ends = new Map((await admin.fetchTopicOffsets(cfg.topic)).map((o) => [o.partition, BigInt(o.high)]));
-  const position = new Map([...ends.keys()].map((p) => [p, 0n]));
   const connectAt = Date.now();
+  const read = cfg.via === 'direct' ? readDirect : readWithConsumer;
+  const r = await read(kafka, cfg, ends);
+  await admin.deleteGroups([cfg.groupId]).catch(() => undefined);
+  await admin.disconnect();
+  const done: ChangelogReaderDone = { type: 'done', connectAt, ...r };
+  send(done);
+  process.on('message', (m: ChildMessage) => {
+    if (m.type === 'stop') setTimeout(() => process.exit(0), 10);
+  });
+});
+
+type ReadResult = Pick<ChangelogReaderDone, 'records' | 'joinedAt' | 'firstAt' | 'doneAt'>;
+
+async function readWithConsumer(
+  kafka: Kafka,
+  cfg: ChangelogReaderConfig,
+  ends: Map<number, bigint>,
+): Promise<ReadResult> {
+  const position = new Map([...ends.keys()].map((p) => [p, 0n]));
   const consumer = kafka.consumer({
     groupId: cfg.groupId,
     readUncommitted: false,
@@ -71,11 +93,49 @@ runChild<ChangelogReaderConfig>(async (cfg, send) => {
   while (!atEnd()) await new Promise((r) => setTimeout(r, 5));
   const doneAt = Date.now();
   await consumer.disconnect();
-  await admin.deleteGroups([cfg.groupId]).catch(() => undefined);
-  await admin.disconnect();
-  const done: ChangelogReaderDone = { type: 'done', records, connectAt, joinedAt, firstAt, doneAt };
-  send(done);
-  process.on('message', (m: ChildMessage) => {
-    if (m.type === 'stop') setTimeout(() => process.exit(0), 10);
+  return { records, joinedAt, firstAt, doneAt };
+}
+
+/** kafka-runtime's PartitionReader, as much of it as this reader uses. */
+interface PartitionReaderLike {
+  fetch(positions: Map<number, bigint>): Promise<Array<{ partition: number; messages: KafkaMessage[]; next: bigint }>>;
+  close(): Promise<void>;
+}
+interface PartitionReaderModule {
+  PartitionReader: {
+    open(
+      kafka: Kafka,
+      topic: string,
+      o: { maxBytesPerPartition: number; maxBytes: number; maxWaitTimeMs?: number },
+    ): Promise<PartitionReaderLike | null>;
+  };
+}
+const PARTITION_READER = resolve(__dirname, '../../../packages/kafka-runtime/dist/partition-reader.js');
+
+async function readDirect(kafka: Kafka, cfg: ChangelogReaderConfig, ends: Map<number, bigint>): Promise<ReadResult> {
+  const { PartitionReader } = require(PARTITION_READER) as PartitionReaderModule;
+  const reader = await PartitionReader.open(kafka, cfg.topic, {
+    maxBytesPerPartition: cfg.maxBytesPerPartition,
+    maxBytes: cfg.maxBytes,
+    maxWaitTimeMs: cfg.maxWaitTimeInMs,
   });
-});
+  if (!reader) throw new Error('PartitionReader.open returned null: kafkajs internals are not as it expects');
+  const joinedAt = Date.now();
+  const position = new Map([...ends.keys()].map((p) => [p, 0n]));
+  let firstAt = 0;
+  let records = 0;
+  try {
+    for (;;) {
+      const pending = new Map([...position].filter(([p, at]) => at < ends.get(p)!));
+      if (pending.size === 0) break;
+      for (const part of await reader.fetch(pending)) {
+        if (part.messages.length > 0) firstAt ||= Date.now();
+        records += part.messages.length;
+        if (part.next > position.get(part.partition)!) position.set(part.partition, part.next);
+      }
+    }
+  } finally {
+    await reader.close();
+  }
+  return { records, joinedAt, firstAt, doneAt: Date.now() };
+}

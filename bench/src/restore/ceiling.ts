@@ -2,12 +2,19 @@ import { randomBytes } from 'node:crypto';
 import type { ChangelogReaderConfig, ChangelogReaderDone } from '../children/changelog-reader-child';
 import { Child } from '../ipc';
 
-/** The fetch settings the bare reader is run with: the faster one is the ceiling. */
+/** How the bare reader reads: the fastest of them is the ceiling. */
 export const READER_SETTINGS = {
-  /** The processor's restore consumer's (kafka-runtime restorer.ts) at the time of writing. */
-  large: { maxBytesPerPartition: 16 * 1024 * 1024, maxBytes: 64 * 1024 * 1024, maxWaitTimeInMs: 50 },
-  /** kafkajs's consumer defaults (1 MiB per partition, 10 MiB per fetch). */
-  defaults: { maxBytesPerPartition: 1024 * 1024, maxBytes: 10 * 1024 * 1024, maxWaitTimeInMs: 5_000 },
+  /** A kafkajs consumer with the restore's fetch sizes (kafka-runtime restorer.ts: 4 MiB per partition, 16 MiB per fetch). */
+  consumer: { via: 'consumer', maxBytesPerPartition: 4 * 1024 * 1024, maxBytes: 16 * 1024 * 1024, maxWaitTimeInMs: 50 },
+  /** A kafkajs consumer with its defaults (1 MiB per partition, 10 MiB per fetch). */
+  'consumer-defaults': {
+    via: 'consumer',
+    maxBytesPerPartition: 1024 * 1024,
+    maxBytes: 10 * 1024 * 1024,
+    maxWaitTimeInMs: 5_000,
+  },
+  /** Fetch requests without a group, as the restore reads (kafka-runtime's PartitionReader, the restore's sizes). */
+  direct: { via: 'direct', maxBytesPerPartition: 4 * 1024 * 1024, maxBytes: 16 * 1024 * 1024, maxWaitTimeInMs: 50 },
 } as const;
 export type ReaderSettings = keyof typeof READER_SETTINGS;
 
@@ -15,9 +22,9 @@ export type ReaderSettings = keyof typeof READER_SETTINGS;
 export interface BareRead {
   settings: ReaderSettings;
   records: number;
-  /** connect() to the end of every partition: what a restore also pays (a throw-away group's join included). */
+  /** Connecting to the end of every partition (a consumer's group join included). */
   ms: number;
-  /** connect() to the group joined. */
+  /** Connecting to the group joined (direct: to connected). */
   joinMs: number;
   recordsPerSec: number;
   /** From the group joined to the end: the fetch rate alone. */

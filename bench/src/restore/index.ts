@@ -72,7 +72,16 @@ async function warmUpGroupCoordinator(admin: Admin): Promise<void> {
   const topic = `bench-warm-up-${Date.now()}`;
   await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
   try {
-    await admin.fetchOffsets({ groupId: `${topic}-group`, topics: [topic] });
+    // Retried: the first answers are COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR while the topic loads.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await admin.fetchOffsets({ groupId: `${topic}-group`, topics: [topic] });
+        return;
+      } catch (err) {
+        if (attempt >= 60 || (err as { retriable?: boolean }).retriable === false) throw err;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
   } finally {
     await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
   }

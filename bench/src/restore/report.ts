@@ -80,9 +80,9 @@ export function judgeRestoreTargets(r: RestorePartResult): Target[] {
     ),
     sized(
       {
-        name: 'processor restore / bare kafkajs read of the same changelog',
+        name: 'processor restore / the fastest bare kafkajs read of the same changelog (consumer or direct fetches)',
         aim: `≥ ${AIM_RATIO}`,
-        measured: large.processor.ratio.toFixed(2),
+        measured: `${large.processor.ratio.toFixed(2)} (to the fastest bare consumer: ${large.processor.ratioToConsumer.toFixed(2)})`,
       },
       large.processor.ratio >= AIM_RATIO,
     ),
@@ -96,9 +96,9 @@ export function judgeRestoreTargets(r: RestorePartResult): Target[] {
     ),
     sized(
       {
-        name: 'scanner catch-up / bare kafkajs read of the same changelog (both from the group joined)',
+        name: 'scanner catch-up / the fastest bare kafkajs read of the same changelog (from the group joined)',
         aim: `≥ ${AIM_RATIO}`,
-        measured: large.scanner.ratio.toFixed(2),
+        measured: `${large.scanner.ratio.toFixed(2)} (to the fastest bare consumer: ${large.scanner.ratioToConsumer.toFixed(2)})`,
       },
       large.scanner.ratio >= AIM_RATIO,
     ),
@@ -153,7 +153,7 @@ export function restoreMarkdown(report: RestoreReport): string {
     '',
     ...header('changelog, one record per entity'),
     row('mean value bytes; filled in', (s) => `${n(s.fill.meanValueBytes)} B; ${(s.fill.ms / 1000).toFixed(1)} s`),
-    ...[0, 1, 2].map((i) =>
+    ...[0, 1, 2, 3].map((i) =>
       row(`bare kafkajs read ${i + 1}: records/s connect → end, after join`, (s) => {
         const b = s.bare[i];
         return b
@@ -165,18 +165,26 @@ export function restoreMarkdown(report: RestoreReport): string {
       '**processor restore**, records/s (records in ms)',
       (s) => `**${n(s.processor.recordsPerSec)}** (${n(s.processor.records)} in ${n(s.processor.ms)})`,
     ),
-    row('ratio to the best bare read, connect → end', (s) => `**${s.processor.ratio.toFixed(2)}**`),
+    row(
+      'ratio to the fastest bare read, connect → end; to the fastest bare consumer',
+      (s) => `**${s.processor.ratio.toFixed(2)}**; ${s.processor.ratioToConsumer.toFixed(2)}`,
+    ),
     row('processor spawned → every task RUNNING', (s) => `${(s.processor.readyMs / 1000).toFixed(1)} s`),
     row(
       '**scanner catch-up**, records/s (group joined → caught up)',
       (s) => `**${n(s.scanner.recordsPerSec)}** (${n(s.scanner.records)} in ${n(s.scanner.ms)} ms)`,
     ),
-    row('ratio to the best bare read, after join', (s) => `**${s.scanner.ratio.toFixed(2)}**`),
+    row(
+      'ratio to the fastest bare read, after join; to the fastest bare consumer',
+      (s) => `**${s.scanner.ratio.toFixed(2)}**; ${s.scanner.ratioToConsumer.toFixed(2)}`,
+    ),
     row('scanner spawned → /readyz 200', (s) => `${(s.scanner.readyMs / 1000).toFixed(1)} s`),
     '',
-    'Bare read: a kafkajs consumer in a throw-away group (as restore and the replica must use: kafkajs has no manual assignment), read_committed, counting records and nothing else; ' +
-      '"large" = the restore consumer\'s fetch sizes (16 MiB per partition, 64 MiB per fetch), "defaults" = kafkajs\'s (1 MiB, 10 MiB). Reads 1 and 2 ran before the processor\'s restore, read 3 after the sweep; the ratios use the fastest. ' +
-      'Processor restore: its log line "tasks restored from the changelog" (`records`, `ms`: stores opened → every task RUNNING, the restore consumer\'s group join included). ' +
+    'Bare reads count records and touch nothing else, read_committed, from the start to the end offsets read first: ' +
+      '"consumer" = a kafkajs consumer in a throw-away group (kafkajs has no manual assignment) with the restore\'s fetch sizes (4 MiB per partition, 16 MiB per fetch), ' +
+      '"consumer-defaults" = the same with kafkajs\'s defaults (1 MiB, 10 MiB), "direct" = Fetch requests without a group through kafka-runtime\'s PartitionReader, as the restore reads. ' +
+      "Reads 1-3 ran before the processor's restore, read 4 (the fastest kind again) after the sweep; the judged ratios use the fastest read of all. " +
+      'Processor restore: its log line "tasks restored from the changelog" (`records`, `ms`: stores opened → every task RUNNING, after fencing and reading the changelog end). ' +
       `Scanner: its log lines "replica follower joined" → "replica caught up with the changelog"; records from \`${large.scanner.metricNames.records ?? '–'}\`, with \`${large.scanner.metricNames.lag ?? '–'}\` at ${n(large.scanner.lag)} when ready.`,
     '',
     '#### Peak RSS (and highest JS heap in use)',

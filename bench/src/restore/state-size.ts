@@ -33,7 +33,7 @@ export interface MemoryPeak extends PhasePeak {
 export interface StateSizeResult {
   keys: number;
   fill: FillResult;
-  /** Bare reads in run order: before the processor's restore, and after the scanner caught up. */
+  /** Bare reads in run order: three before the processor's restore, the fastest of them again after the sweep. */
   bare: BareRead[];
   ceiling: { recordsPerSec: number; recordsPerSecAfterJoin: number };
   processor: {
@@ -41,8 +41,9 @@ export interface StateSizeResult {
     records: number;
     ms: number;
     recordsPerSec: number;
-    /** / the bare read's connect → end rate (both include a throw-away group's join). */
+    /** / the fastest bare read's rate from connecting to the end; / the fastest bare consumer's. */
     ratio: number;
+    ratioToConsumer: number;
     /** processor_restore_records_total when ready. */
     metricRecords: number;
     /** Process spawn → every task RUNNING (start, group join, fencing, restore). */
@@ -58,8 +59,9 @@ export interface StateSizeResult {
     /** The replica follower joined its group → "replica caught up with the changelog" (the scanner's log times). */
     ms: number;
     recordsPerSec: number;
-    /** / the bare read's join → end rate. */
+    /** / the fastest bare read's rate from its group joined (direct: connected) to the end; / the fastest bare consumer's. */
     ratio: number;
+    ratioToConsumer: number;
     readyMs: number;
     memory: MemoryPeak;
   };
@@ -80,7 +82,7 @@ export interface StateSizeResult {
 
 /**
  * One state size: a changelog of `keys` entities, then back to back on the same broker: the
- * bare reads, a processor restoring it into an empty state directory, a scanner catching its
+ * bare reads (bench/src/restore/ceiling.ts), a processor restoring it into an empty state directory, a scanner catching its
  * replica up from empty, a sparse sweep through the scanner's API, and a bare read again.
  */
 export async function measureStateSize(
@@ -97,10 +99,9 @@ export async function measureStateSize(
   log(`restore ${n(keys)}: filling ${d.changelogTopic}`);
   const fill = await fillChangelog(kafka, d.changelogTopic, keys, { seed: 13, count: SPARSE_SWEEP.condition });
   log(`restore ${n(keys)}: filled in ${fill.ms} ms (${Math.round(fill.meanValueBytes)} bytes per value); bare reads`);
-  const bare = [
-    await readBare(brokers, d.changelogTopic, 'large'),
-    await readBare(brokers, d.changelogTopic, 'defaults'),
-  ];
+  const bare: BareRead[] = [];
+  for (const via of ['consumer', 'consumer-defaults', 'direct'] as const)
+    bare.push(await readBare(brokers, d.changelogTopic, via));
   for (const b of bare) if (b.records !== keys) problems.push(`bare read (${b.settings}) saw ${b.records} records`);
 
   let proc: ProcessorRun | undefined;
@@ -152,14 +153,10 @@ export async function measureStateSize(
       problems.push(`the sweep matched ${done.counts.matched}, the seeded state has ${fill.matching}`);
     log(`restore ${n(keys)}: swept ${n(done.counts.scanned)} rows in ${sweepMs} ms; bare read again`);
 
-    bare.push(
-      await readBare(
-        brokers,
-        d.changelogTopic,
-        bare[0]!.recordsPerSec >= bare[1]!.recordsPerSec ? 'large' : 'defaults',
-      ),
-    );
+    const fastest = bare.reduce((a, b) => (b.recordsPerSec > a.recordsPerSec ? b : a));
+    bare.push(await readBare(brokers, d.changelogTopic, fastest.settings));
     const ceiling = ceilingOf(bare);
+    const consumerCeiling = ceilingOf(bare.filter((b) => b.settings !== 'direct'));
     const restoreRate = rate(restored.records, restored.ms);
     const scannerRate = rate(scannerRecords, scannerMs);
     return {
@@ -172,6 +169,7 @@ export async function measureStateSize(
         ms: restored.ms,
         recordsPerSec: restoreRate,
         ratio: restoreRate / ceiling.recordsPerSec,
+        ratioToConsumer: restoreRate / consumerCeiling.recordsPerSec,
         metricRecords,
         readyMs: readyAt - proc.spawnedAt,
         memory: { ...restorePeak, heapBytes: restoreHeap },
@@ -183,6 +181,7 @@ export async function measureStateSize(
         ms: scannerMs,
         recordsPerSec: scannerRate,
         ratio: scannerRate / ceiling.recordsPerSecAfterJoin,
+        ratioToConsumer: scannerRate / consumerCeiling.recordsPerSecAfterJoin,
         readyMs: scannerReadyAt - scanner.spawnedAt,
         memory: { ...catchUpPeak, heapBytes: scannerHeap },
       },
