@@ -4,6 +4,8 @@ import { join } from 'node:path';
 // A service as a child process run by the built kit (dist/, made by `tsc -b`), so its exit code
 // and signals are real.
 const CHILD = join(__dirname, 'fixtures/service-child.js');
+// A node child takes about a second to start alone, several on a loaded machine.
+jest.setTimeout(30_000);
 
 interface Run {
   code: number | null;
