@@ -33,8 +33,55 @@ export function isKnownTimeZone(timeZone: string): boolean {
   }
 }
 
-/** The zone's offset from UTC at `instant`, in ms (whole seconds: Intl shows no finer). */
+/**
+ * The zone's offset from UTC at `instant`, in ms (whole seconds: Intl shows no finer). Asks Intl
+ * twice per UTC day and zone, then answers from a cache: with at most one offset change within a
+ * day (the same assumption as instantAt), a day whose start and end have one offset has it
+ * throughout, and a day where they differ changes once, at an instant found by bisection. Counting
+ * a year of minutely runs needs a few hundred Intl calls instead of tens of thousands.
+ */
 export function offsetAt(instant: number, timeZone: string): number {
+  const day = Math.floor(instant / DAY_MS);
+  let days = offsetDays.get(timeZone);
+  if (days === undefined) {
+    days = new Map();
+    offsetDays.set(timeZone, days);
+  }
+  let d = days.get(day);
+  if (d === undefined) {
+    if (cachedDays >= MAX_CACHED_DAYS) {
+      offsetDays.clear();
+      offsetDays.set(timeZone, days);
+      days.clear();
+      cachedDays = 0;
+    }
+    d = offsetsOfDay(day * DAY_MS, timeZone);
+    days.set(day, d);
+    cachedDays += 1;
+  }
+  return instant < d.changeAt ? d.before : d.after;
+}
+
+interface DayOffsets {
+  before: number;
+  /** The first instant with the new offset; Infinity on a day without a change. */
+  changeAt: number;
+  after: number;
+}
+
+const MAX_CACHED_DAYS = 100_000; // ~3 MB; dropped whole when full (a year of one zone is 365)
+const offsetDays = new Map<string, Map<number, DayOffsets>>();
+let cachedDays = 0;
+
+function offsetsOfDay(start: number, timeZone: string): DayOffsets {
+  const before = intlOffsetAt(start, timeZone);
+  const after = intlOffsetAt(start + DAY_MS, timeZone);
+  if (before === after) return { before, changeAt: Infinity, after };
+  return { before, changeAt: firstChange(start, start + DAY_MS, (t) => intlOffsetAt(t, timeZone)), after };
+}
+
+/** The offset as Intl computes it, uncached. */
+function intlOffsetAt(instant: number, timeZone: string): number {
   const second = Math.floor(instant / 1000) * 1000;
   const p: Record<string, number> = {};
   for (const part of formatter(timeZone).formatToParts(second)) {
@@ -63,15 +110,15 @@ export function instantAt(wall: number, timeZone: string): number {
   const fits = [wall - before, wall - after].filter((t) => wallTimeAt(t, timeZone) === wall);
   if (fits.length > 0) return Math.min(...fits);
   // In the gap: the transition lies between the instant this wall time would be under either offset.
-  return firstInstantWithNewOffset(wall - Math.max(before, after), wall - Math.min(before, after), timeZone);
+  return firstChange(wall - Math.max(before, after), wall - Math.min(before, after), (t) => offsetAt(t, timeZone));
 }
 
 /** The first instant in (lo, hi] whose offset differs from lo's, by bisection to the millisecond. */
-function firstInstantWithNewOffset(lo: number, hi: number, timeZone: string): number {
-  const old = offsetAt(lo, timeZone);
+function firstChange(lo: number, hi: number, offset: (instant: number) => number): number {
+  const old = offset(lo);
   while (hi - lo > 1) {
     const mid = Math.floor((lo + hi) / 2);
-    if (offsetAt(mid, timeZone) === old) lo = mid;
+    if (offset(mid) === old) lo = mid;
     else hi = mid;
   }
   return hi;
