@@ -1,6 +1,7 @@
 import { waitUntil } from '@state-relay/testkit';
+import { fillStateDisk, partitionProcessor, partitionScanner } from './infrastructure-faults';
 import type { ScenarioContext } from './scenario';
-import type { ServiceNode } from './stack';
+import type { ProcessorOptions, ServiceNode } from './stack';
 
 // The faults a scenario can inject, each ending when the system is whole again (every task
 // owned by a ready processor, the scanner answering). None waits for the scan to finish.
@@ -15,7 +16,10 @@ export type FaultName =
   | 'kill-broker'
   | 'rebalance'
   | 'freeze-processor'
-  | 'expire-transaction';
+  | 'expire-transaction'
+  | 'partition-processor'
+  | 'partition-scanner'
+  | 'state-disk-full';
 /** One scenario each. */
 export const FAULTS: readonly FaultName[] = [
   'kill-processor',
@@ -25,6 +29,9 @@ export const FAULTS: readonly FaultName[] = [
   'rebalance',
   'freeze-processor',
   'expire-transaction',
+  'partition-processor',
+  'partition-scanner',
+  'state-disk-full',
 ];
 /** What the random schedule draws from: the above, and an unclean broker death. */
 export const SCHEDULE_POOL: readonly FaultName[] = [...FAULTS, 'kill-broker'];
@@ -116,8 +123,13 @@ export async function rebalance(ctx: ScenarioContext): Promise<void> {
 }
 
 /** Another instance joins and the tasks are shared; returns it. */
-async function addProcessor(ctx: ScenarioContext, env?: Record<string, string>): Promise<ServiceNode> {
+export async function addProcessor(
+  ctx: ScenarioContext,
+  env?: Record<string, string>,
+  options: Omit<ProcessorOptions, 'name' | 'env'> = {},
+): Promise<ServiceNode> {
   const joiner = await ctx.stack.startProcessor(ctx.d, {
+    ...options,
     name: `processor-${ctx.processors.length + 1}`,
     ...(env ? { env } : {}),
   });
@@ -192,7 +204,7 @@ export async function freezeProcessor(ctx: ScenarioContext): Promise<void> {
 }
 
 /** `node` leaves gracefully (SIGTERM, then removal) and the others take its tasks. */
-async function leave(ctx: ScenarioContext, node: ServiceNode): Promise<void> {
+export async function leave(ctx: ScenarioContext, node: ServiceNode): Promise<void> {
   ctx.processors.splice(ctx.processors.indexOf(node), 1);
   await ctx.stack.removeNode(node);
   ctx.note(`${node.name} left`);
@@ -262,5 +274,11 @@ export async function inject(ctx: ScenarioContext, fault: FaultName): Promise<vo
       return freezeProcessor(ctx);
     case 'expire-transaction':
       return expireTransaction(ctx);
+    case 'partition-processor':
+      return partitionProcessor(ctx);
+    case 'partition-scanner':
+      return partitionScanner(ctx);
+    case 'state-disk-full':
+      return fillStateDisk(ctx);
   }
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { freePort, metricSum, startKafka, uniqueName, waitUntil, type StartedKafka } from '@state-relay/testkit';
 import {
@@ -23,10 +24,21 @@ const buildArgs = {
 
 export type Service = 'processor' | 'scanner';
 
+// One tag per checkout: a checkout that builds the same tag while this one runs (a shared
+// machine) would otherwise swap the image under the containers this one starts later.
+const CHECKOUT = createHash('sha1').update(ROOT).digest('hex').slice(0, 8);
+const imageName = (service: Service) => `state-relay/${service}:faults-${CHECKOUT}`;
+const PROCESSOR_IMAGE = imageName('processor');
+/**
+ * Where a processor started with `stateTmpfsMiB` keeps its state. Not the image's /data: Podman
+ * 4.3 ignores a tmpfs `mode` on a path the image declares a VOLUME, leaving it root's 0755.
+ */
+export const TMPFS_STATE_DIR = '/state';
+
 async function buildImage(service: Service): Promise<GenericContainer> {
   return GenericContainer.fromDockerfile(ROOT, 'Dockerfile')
     .withBuildArgs({ ...buildArgs, SERVICE: service, HTTP_PORT: service === 'scanner' ? '8081' : '8080' })
-    .build(`state-relay/${service}:faults`, { deleteOnExit: false });
+    .build(imageName(service), { deleteOnExit: false });
 }
 
 /** Topic names and ids of one deployment: each scenario gets its own, on the shared broker. */
@@ -138,12 +150,36 @@ export class ServiceNode {
     });
   }
 
+  /**
+   * GET /readyz from inside the container, through the runtime's exec: it answers when the
+   * host cannot reach the published port (a container put back on the network at a new address).
+   */
+  async readyzFromInside(): Promise<{ status: number; body: { ready?: boolean; tasks?: number[] } }> {
+    const script =
+      "fetch('http://127.0.0.1:'+process.env.HTTP_PORT+'/readyz').then(async r=>console.log(JSON.stringify({status:r.status,body:await r.json()})),e=>console.log(JSON.stringify({status:0,body:{error:String(e)}})))";
+    const { output } = await this.container.exec(['node', '-e', script]);
+    return JSON.parse(output.trim().split('\n').pop() ?? '{"status":0,"body":{}}');
+  }
+
   /** GET /readyz's task list (processor). */
   async tasks(): Promise<number[]> {
     // Bounded: a frozen process accepts the connection and never answers.
     const res = await fetch(`${this.url}/readyz`, { signal: AbortSignal.timeout(3_000) }).catch(() => undefined);
     if (!res) return [];
     return ((await res.json()) as { tasks?: number[] }).tasks ?? [];
+  }
+
+  /** The service's Prometheus exposition (bounded: a frozen or partitioned process never answers). */
+  async metrics(): Promise<string> {
+    return (await fetch(`${this.url}/metrics`, { signal: AbortSignal.timeout(3_000) })).text();
+  }
+
+  /** Runs `command` inside the container as root (the services run as uid 10001), failing on a non-zero exit. */
+  async execAsRoot(command: string[]): Promise<string> {
+    const { exitCode, output } = await this.container.exec(command, { user: '0' });
+    if (exitCode !== 0)
+      throw new Error(`${command.join(' ')} in ${this.name} exited ${exitCode}: ${output.slice(0, 500)}`);
+    return output;
   }
 
   /** Everything the container wrote to stdout and stderr, across restarts. */
@@ -184,6 +220,11 @@ export interface ProcessorOptions {
   logLevel?: string;
   /** Extra environment, e.g. a short TRANSACTION_TIMEOUT_MS. */
   env?: Record<string, string>;
+  /**
+   * The state directory on a tmpfs of this many MiB instead of a volume, so a fault can fill it.
+   * A tmpfs is empty again after a restart: only for an instance that is never started again.
+   */
+  stateTmpfsMiB?: number;
 }
 
 export interface ScannerOptions {
@@ -218,7 +259,13 @@ export class FaultStack {
   async startProcessor(d: Deployment, options: ProcessorOptions = {}): Promise<ServiceNode> {
     const hostPort = await freePort();
     const name = options.name ?? `processor-${this.nodes.filter((n) => n.service === 'processor').length + 1}`;
-    const container = await this.images.processor
+    // A tmpfs on its own builder: the shared one would keep the mount for every later start.
+    const builder = options.stateTmpfsMiB
+      ? new GenericContainer(PROCESSOR_IMAGE)
+          .withTmpFs({ [TMPFS_STATE_DIR]: `rw,size=${options.stateTmpfsMiB}m,mode=1777` })
+          .withEnvironment({ STATE_DIR: TMPFS_STATE_DIR })
+      : this.images.processor;
+    const container = await builder
       .withNetwork(this.network)
       .withEnvironment({
         ...serviceEnv(d, this.kafka.internalBrokers.join(',')),
@@ -313,6 +360,36 @@ export class FaultStack {
       message: 'the broker to die',
     });
     await c.start();
+  }
+
+  /** The address of each partitioned node on the network, for heal() to give back. */
+  private readonly addresses = new Map<string, string>();
+
+  /**
+   * Cuts `node` off the stack's network (the runtime removes its interface): it reaches neither
+   * the broker nor anything else, and its published port stops answering too.
+   */
+  async partition(node: ServiceNode): Promise<void> {
+    const client = await getContainerRuntimeClient();
+    const info = await client.container.getById(node.id).inspect();
+    const address = Object.values(info.NetworkSettings.Networks ?? {})[0]?.IPAddress;
+    if (address) this.addresses.set(node.id, address);
+    await client.network.getById(this.network.getId()).disconnect({ Container: node.id, Force: true });
+  }
+
+  /**
+   * Puts `node` back on the network after partition(). By default at the address it had, as a
+   * healed link would: its established connections carry on. `newAddress` gives it another
+   * one (what a plain reconnect does), which leaves every connection it had a black hole.
+   */
+  async heal(node: ServiceNode, options: { newAddress?: boolean } = {}): Promise<void> {
+    const client = await getContainerRuntimeClient();
+    const address = this.addresses.get(node.id);
+    this.addresses.delete(node.id);
+    await client.network.getById(this.network.getId()).connect({
+      Container: node.id,
+      ...(address && !options.newAddress ? { EndpointConfig: { IPAMConfig: { IPv4Address: address } } } : {}),
+    });
   }
 
   async removeNode(node: ServiceNode): Promise<void> {
