@@ -1,5 +1,11 @@
 import { DORMANCY_SWEEP } from '@state-relay/accounts';
-import { commandIdFor, decodeCommandResult, seenOf, type CommandResult, type StoredEntity } from '@state-relay/contracts';
+import {
+  commandIdFor,
+  decodeCommandResult,
+  seenOf,
+  type CommandResult,
+  type StoredEntity,
+} from '@state-relay/contracts';
 import { evaluateCondition } from '@state-relay/rules';
 import { kafkaClient, readTopic, waitUntil } from '@state-relay/testkit';
 import type { Kafka } from 'kafkajs';
@@ -33,6 +39,8 @@ export interface ScenarioOptions {
   rate?: number;
   /** Steady load, events per second. */
   loadPerSecond?: number;
+  /** How long the scan may take to complete after the last fault (default 150 s). */
+  completeWithinMs?: number;
   faults(ctx: ScenarioContext): Promise<void>;
 }
 
@@ -50,6 +58,8 @@ export interface ScenarioContext {
   /** Resolves once the scan has emitted at least `fraction` of its matches. */
   emitted(fraction: number): Promise<ScanView>;
   note(what: string): void;
+  /** The steady load, once started. */
+  load?: SteadyLoad;
 }
 
 export interface ScenarioReport {
@@ -63,17 +73,26 @@ export interface ScenarioReport {
   ms: number;
 }
 
-export async function runScenario(stack: FaultStack, options: ScenarioOptions): Promise<ScenarioReport> {
-  const started = Date.now();
-  const timeline: string[] = [];
-  const note = (what: string) => timeline.push(`${((Date.now() - started) / 1000).toFixed(1)}s ${what}`);
+export interface DeployOptions {
+  seed: number;
+  /** Accounts seeded before the scan (30% of them match the sweep). */
+  accounts: number;
+  note(what: string): void;
+}
+
+/**
+ * A deployment on the stack: fresh topics, one processor and the scanner, the seeded accounts
+ * processed. The context it returns has no scan and no load yet.
+ */
+export async function deploy(stack: FaultStack, options: DeployOptions): Promise<ScenarioContext> {
+  const { note } = options;
   const d = newDeployment(4);
   const kafka = kafkaClient(stack.brokers, d.appId);
   const processors = [await stack.startProcessor(d, { name: 'processor-1' })];
   const scanner = await stack.startScanner(d);
   note('stack up');
 
-  const seeded = seedAccounts(options.accounts ?? 1_000, 3, options.seed);
+  const seeded = seedAccounts(options.accounts, 3, options.seed);
   await produceAll(kafka, d.eventsTopic, seeded.events);
   await waitCaughtUp(kafka, d.appId, d.eventsTopic);
   note(`seeded ${seeded.events.length} events, ${seeded.matching.length} accounts to sweep`);
@@ -97,10 +116,20 @@ export async function runScenario(stack: FaultStack, options: ScenarioOptions): 
       ),
     note,
   };
+  return ctx;
+}
+
+export async function runScenario(stack: FaultStack, options: ScenarioOptions): Promise<ScenarioReport> {
+  const started = Date.now();
+  const timeline: string[] = [];
+  const note = (what: string) => timeline.push(`${((Date.now() - started) / 1000).toFixed(1)}s ${what}`);
+  const ctx = await deploy(stack, { seed: options.seed, accounts: options.accounts ?? 1_000, note });
+  const { d, kafka, seeded } = ctx;
   const load = new SteadyLoad(kafka, d.eventsTopic, seeded.others, {
     seed: options.seed,
     perSecond: options.loadPerSecond ?? 60,
   });
+  ctx.load = load;
   await load.start();
   try {
     try {
@@ -114,7 +143,12 @@ export async function runScenario(stack: FaultStack, options: ScenarioOptions): 
       await options.faults(ctx);
       note('faults done');
       // A healthy recovery completes the scan within a minute of the last fault.
-      const done = await ctx.api.waitFor(scan.id, (s) => s.status === 'completed', 'the scan to complete', 150_000);
+      const done = await ctx.api.waitFor(
+        scan.id,
+        (s) => s.status === 'completed',
+        'the scan to complete',
+        options.completeWithinMs ?? 150_000,
+      );
       note(`scan completed: ${JSON.stringify(done.counts)}`);
     } finally {
       await load.stop();
@@ -190,10 +224,7 @@ async function verify(
     .map(([k]) => k);
   expect(stillMatching.sort()).toEqual(seeded.matching); // the load never touched a swept account
   const matched = new Set(seeded.matching);
-  const expected = new Map<string, Versioned>();
-  for (const [key, v] of oracle) {
-    expected.set(key, matched.has(key) ? { version: v.version + 1, value: { ...v.value, status: 'dormant' } } : v);
-  }
+  const expected = expectedState(oracle, matched);
 
   // The changelog (read_committed): exactly the oracle, each sweep command applied once.
   const state = await changelogState(kafka, d.changelogTopic);
@@ -276,6 +307,15 @@ async function verify(
     expect({ node: node.name, tokenInLogs: logs.includes(API_TOKEN) }).toEqual({ node: node.name, tokenInLogs: false });
   }
   return { scan, events: events.length, matched: seeded.matching.length, duplicateResults };
+}
+
+/** The oracle after the sweep: every swept account dormant, one version later. */
+export function expectedState(oracle: Map<string, Versioned>, swept: ReadonlySet<string>): Map<string, Versioned> {
+  const expected = new Map<string, Versioned>();
+  for (const [key, v] of oracle) {
+    expected.set(key, swept.has(key) ? { version: v.version + 1, value: { ...v.value, status: 'dormant' } } : v);
+  }
+  return expected;
 }
 
 async function readState(

@@ -1,0 +1,110 @@
+import type { CampaignOptions, RunRecord } from './campaign';
+import type { FaultName } from './faults';
+import { int, median, provenance, quantile, seconds, type RunMeta } from './report';
+
+// The campaign's words and tables: one line per run, a summary, the docs block.
+
+const figure = (n: number | undefined) => (n === undefined ? '?' : int(n));
+
+function longest(r: RunRecord): { fault: FaultName; recoveryMs: number } | undefined {
+  return [...r.faults].sort((a, b) => b.recoveryMs - a.recoveryMs)[0];
+}
+
+export function runLine(r: RunRecord, total: number): string {
+  const l = longest(r);
+  const faults = r.schedule
+    .map((f, i) => (r.faults[i] ? `${f} ${seconds(r.faults[i]!.recoveryMs)}` : `${f} (did not recover)`))
+    .join(', ');
+  return (
+    `[campaign] run ${r.run + 1}/${total} seed ${r.seed} ${r.passed ? 'PASS' : 'FAIL'}: ${faults}; ` +
+    `events ${figure(r.events)}, commands ${figure(r.commands)}, lost ${figure(r.lost)}, doubled ${figure(r.doubled)}, ` +
+    `stuck ${figure(r.stuck)}; longest recovery ${l ? `${seconds(l.recoveryMs)} (${l.fault})` : '-'}; ${seconds(r.ms)}` +
+    (r.passed ? '' : `\n[campaign]   ${firstLine(r.error)}\n[campaign]   replay: ${r.replay}`)
+  );
+}
+
+function firstLine(error: string | undefined): string {
+  return (error ?? '').split('\n')[0]!.slice(0, 400);
+}
+
+const sum = (records: RunRecord[], f: (r: RunRecord) => number | undefined) =>
+  records.reduce((n, r) => n + (f(r) ?? 0), 0);
+
+interface FaultFigures {
+  fault: FaultName;
+  drawn: number;
+  recovered: number;
+  duringWalk: number;
+  median: number;
+  p90: number;
+  max: number;
+}
+
+export function byFault(records: RunRecord[]): FaultFigures[] {
+  const names = [...new Set(records.flatMap((r) => r.schedule))].sort();
+  return names.map((fault) => {
+    const done = records.flatMap((r) => r.faults).filter((f) => f.fault === fault);
+    const ms = done.map((f) => f.recoveryMs);
+    return {
+      fault,
+      drawn: records.flatMap((r) => r.schedule).filter((f) => f === fault).length,
+      recovered: done.length,
+      duringWalk: done.filter((f) => f.scanStatus === 'running').length,
+      median: median(ms),
+      p90: quantile(ms, 0.9),
+      max: Math.max(...ms),
+    };
+  });
+}
+
+export function summaryLines(records: RunRecord[]): string[] {
+  const failed = records.filter((r) => !r.passed);
+  const lines = [
+    `[campaign] ${records.length} runs: ${records.length - failed.length} passed, ${failed.length} failed; ` +
+      `${sum(records, (r) => r.schedule.length)} faults drawn, ${sum(records, (r) => r.faults.length)} recovered; ` +
+      `events ${int(sum(records, (r) => r.events))}, commands ${int(sum(records, (r) => r.commands))}; ` +
+      `lost ${sum(records, (r) => r.lost)}, doubled ${sum(records, (r) => r.doubled)}, stuck ${sum(records, (r) => r.stuck)}`,
+    `[campaign] recovery per fault (recovered/drawn, median, p90, max):`,
+    ...byFault(records).map(
+      (f) =>
+        `[campaign]   ${f.fault.padEnd(28)} ${f.recovered}/${f.drawn}  ` +
+        (f.recovered ? `${seconds(f.median)}  ${seconds(f.p90)}  ${seconds(f.max)}` : '-'),
+    ),
+  ];
+  for (const r of failed)
+    lines.push(`[campaign] FAILED seed ${r.seed}: ${firstLine(r.error)}`, `  replay: ${r.replay}`);
+  return lines;
+}
+
+export function campaignMarkdown(records: RunRecord[], o: CampaignOptions, meta: RunMeta): string {
+  const failed = records.filter((r) => !r.passed);
+  const out = [
+    `Made by \`${meta.command}\` on ${provenance(meta)}.`,
+    `Each run: ${int(o.keys)} accounts, load ${o.loadPerSecond} events/s, the sweep at ` +
+      (o.rate === 'auto' ? 'about 30 s of walk per fault (`--rate auto`), ' : `${o.rate} commands/s, `) +
+      `${o.faultsPerRun[0]}–${o.faultsPerRun[1]} faults; seeds ${o.seed}–${o.seed + o.runs - 1}. Raw figures: ` +
+      '[`docs/faults/campaign.json`](faults/campaign.json).',
+    '',
+    '| runs | passed | failed | faults drawn | recovered | events | commands | lost | doubled | stuck |',
+    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    `| ${records.length} | ${records.length - failed.length} | ${failed.length} | ${sum(records, (r) => r.schedule.length)} | ` +
+      `${sum(records, (r) => r.faults.length)} | ${int(sum(records, (r) => r.events))} | ${int(sum(records, (r) => r.commands))} | ` +
+      `${sum(records, (r) => r.lost)} | ${sum(records, (r) => r.doubled)} | ${sum(records, (r) => r.stuck)} |`,
+    '',
+    '| fault | drawn | recovered | during the walk | recovery median | p90 | max |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...byFault(records).map(
+      (f) =>
+        `| \`${f.fault}\` | ${f.drawn} | ${f.recovered} | ${f.duringWalk} | ` +
+        (f.recovered ? `${seconds(f.median)} | ${seconds(f.p90)} | ${seconds(f.max)} |` : '- | - | - |'),
+    ),
+  ];
+  if (failed.length > 0) {
+    out.push('', '| failed run (seed) | schedule | first error | replay |', '| --- | --- | --- | --- |');
+    for (const r of failed)
+      out.push(
+        `| ${r.seed} | ${r.schedule.join(', ')} | ${firstLine(r.error).replace(/\|/g, '\\|').slice(0, 200)} | \`${r.replay}\` |`,
+      );
+  }
+  return out.join('\n');
+}

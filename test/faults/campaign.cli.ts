@@ -1,0 +1,64 @@
+import path from 'node:path';
+import { runCampaign, type CampaignOptions, type RunRecord } from './campaign';
+import { campaignMarkdown, runLine, summaryLines } from './campaign-report';
+import { replaceBlock, ROOT, runMeta, writeJson } from './report';
+import { FaultStack } from './stack';
+
+// `pnpm faults` (cli.js starts jest on this file with the options in STATE_RELAY_FAULTS_CLI):
+// the campaign, a line per run, a summary, docs/faults/campaign.json and the results block of
+// docs/faults.md (unless --no-docs). Fails if any run failed, naming each failed run's replay.
+
+const cli = JSON.parse(process.env.STATE_RELAY_FAULTS_CLI ?? 'null') as {
+  runs: number;
+  seed: number;
+  keys: number;
+  rate: number | 'auto';
+  load: number;
+  faults: [number, number];
+  docs: boolean;
+  command: string;
+} | null;
+if (!cli) throw new Error('run through `pnpm faults` (test/faults/cli.js), which passes the options');
+
+const options: CampaignOptions = {
+  runs: cli.runs,
+  seed: cli.seed,
+  keys: cli.keys,
+  rate: cli.rate,
+  loadPerSecond: cli.load,
+  faultsPerRun: cli.faults,
+};
+const say = (line: string) => process.stdout.write(`${line}\n`);
+
+describe('fault campaign', () => {
+  let stack: FaultStack | undefined;
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it(
+    `${options.runs} seeded runs: nothing lost, nothing doubled, nothing stuck`,
+    async () => {
+      const meta = runMeta(cli.command);
+      say(
+        `\n[campaign] ${cli.command}: ${options.runs} runs from seed ${options.seed}; commit ${meta.commit.slice(0, 12)}`,
+      );
+      if (meta.uncommitted.length > 0)
+        say(
+          `[campaign] uncommitted changes in the code under test (services, packages, test/faults): ${meta.uncommitted.join('; ')}`,
+        );
+      stack = await FaultStack.start();
+      const records: RunRecord[] = await runCampaign(stack, options, (r) => say(runLine(r, options.runs)));
+      meta.finishedAt = new Date().toISOString();
+      for (const line of summaryLines(records)) say(line);
+      if (cli.docs) {
+        await writeJson(path.join(ROOT, 'docs/faults/campaign.json'), { meta, options, runs: records });
+        await replaceBlock(path.join(ROOT, 'docs/faults.md'), 'campaign', campaignMarkdown(records, options, meta));
+        say('[campaign] wrote docs/faults/campaign.json and the campaign block of docs/faults.md');
+      }
+      const failed = records.filter((r) => !r.passed).map((r) => ({ seed: r.seed, replay: r.replay }));
+      expect(failed).toEqual([]);
+    },
+    options.runs * 900_000 + 900_000,
+  );
+});

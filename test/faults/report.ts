@@ -1,0 +1,96 @@
+import { execFileSync } from 'node:child_process';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+// What the campaign and the soak write: the run's provenance (commit, working tree, machine),
+// JSON next to the docs, and a results block of docs/faults.md rewritten between markers.
+
+export const ROOT = path.resolve(__dirname, '..', '..');
+
+export interface RunMeta {
+  commit: string;
+  /** Uncommitted changes the images were built with (services, packages, test/faults), from git status. */
+  uncommitted: string[];
+  startedAt: string;
+  finishedAt?: string;
+  command: string;
+  machine: { cpus: number; memoryGiB: number; node: string; runtime: string };
+}
+
+function git(args: string[]): string {
+  try {
+    // trimEnd only: porcelain lines start with a status column that may be a space.
+    return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trimEnd();
+  } catch {
+    return '';
+  }
+}
+
+export function runMeta(command: string): RunMeta {
+  return {
+    commit: git(['rev-parse', 'HEAD']) || 'unknown',
+    uncommitted: git(['status', '--porcelain', '--', 'services', 'packages', 'test/faults'])
+      .split('\n')
+      .filter(Boolean),
+    startedAt: new Date().toISOString(),
+    command,
+    machine: {
+      cpus: os.cpus().length,
+      memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+      node: process.version,
+      runtime: process.env.STATE_RELAY_RUNTIME ?? 'unknown',
+    },
+  };
+}
+
+/** One line saying which commit and tree a result was made on. */
+export function provenance(meta: RunMeta): string {
+  const tree =
+    meta.uncommitted.length === 0
+      ? 'clean working tree'
+      : `uncommitted changes in ${meta.uncommitted.length} file(s): ${meta.uncommitted
+          .slice(0, 6)
+          .map((l) => l.slice(3))
+          .join(', ')}${meta.uncommitted.length > 6 ? ', …' : ''}`;
+  const m = meta.machine;
+  return (
+    `commit \`${meta.commit.slice(0, 12)}\` (${tree}); ${meta.startedAt.slice(0, 16).replace('T', ' ')} to ` +
+    `${(meta.finishedAt ?? '').slice(0, 16).replace('T', ' ')} UTC; ${m.cpus} cores, ${m.memoryGiB} GiB, Node ${m.node}, ${m.runtime}`
+  );
+}
+
+export async function writeJson(file: string, data: unknown): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, `${JSON.stringify(data, null, 2)}\n`);
+}
+
+/**
+ * Replaces what lies between `<!-- name:start -->` and `<!-- name:end -->` in `file`, then
+ * formats the file as `prettier --check` expects it (tables aligned).
+ */
+export async function replaceBlock(file: string, name: string, content: string): Promise<void> {
+  const text = await readFile(file, 'utf8');
+  const start = `<!-- ${name}:start -->`;
+  const end = `<!-- ${name}:end -->`;
+  const i = text.indexOf(start);
+  const j = text.indexOf(end);
+  if (i < 0 || j < i) throw new Error(`${file} has no ${start} … ${end} block`);
+  const next = `${text.slice(0, i + start.length)}\n${content.trim()}\n${text.slice(j)}`;
+  const prettier = await import('prettier');
+  const options = (await prettier.resolveConfig(file)) ?? {};
+  await writeFile(file, await prettier.format(next, { ...options, filepath: file }));
+}
+
+export const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+export const int = (n: number) => n.toLocaleString('en-US');
+
+export function quantile(values: number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
+}
+
+export function median(values: number[]): number {
+  return quantile(values, 0.5);
+}
