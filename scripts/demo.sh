@@ -18,7 +18,9 @@ project=state-relay
 bash scripts/container-runtime.sh
 # shellcheck disable=SC1091
 source .state-relay/runtime.env
-compose() { docker-compose -p "$project" -f "$root/docker-compose.yml" "$@"; }
+# Compose v2 (`docker compose`) where the runtime has it, the v1 binary (Debian's) otherwise.
+if docker compose version >/dev/null 2>&1; then compose_cmd=(docker compose); else compose_cmd=(docker-compose); fi
+compose() { "${compose_cmd[@]}" -p "$project" -f "$root/docker-compose.yml" "$@"; }
 # One token for the scanner's API and the processor's GET /state. It stays in files (mode 600)
 # and the environment, never on a command line: api-token for the CLI (--token-file), and
 # auth-header for curl (-H @file).
@@ -65,7 +67,7 @@ wait_ready() { # $1 = name, $2 = url
     sleep 2
   done
   $tty && echo
-  echo "[demo] $1 not ready after 360 s; see: docker-compose -p $project logs $1" >&2
+  echo "[demo] $1 not ready after 360 s; see: ${compose_cmd[*]} -p $project logs $1" >&2
   exit 1
 }
 wait_ready processor http://127.0.0.1:8080/readyz

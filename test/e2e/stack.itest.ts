@@ -6,7 +6,7 @@ import { GenericContainer, Network, StartedNetwork, StartedTestContainer, Wait }
 import { demoEvents, produceEvents, waitCaughtUp } from '../../services/processor/test/harness';
 
 // The deployed pair, driven only through HTTP and Kafka: both images built from their
-// Dockerfiles, Kafka and both services as containers on one network.
+// Dockerfile, Kafka and both services as containers on one network.
 const ROOT = resolve(__dirname, '../..');
 const TOKEN = 'e2e-token-0123456789abcdef';
 const buildArgs = {
@@ -24,8 +24,8 @@ const topicsEnv = {
 };
 
 async function buildImage(service: string): Promise<GenericContainer> {
-  return GenericContainer.fromDockerfile(ROOT, `services/${service}/Dockerfile`)
-    .withBuildArgs(buildArgs)
+  return GenericContainer.fromDockerfile(ROOT, 'Dockerfile')
+    .withBuildArgs({ ...buildArgs, SERVICE: service, HTTP_PORT: service === 'scanner' ? '8081' : '8080' })
     .build(`state-relay/${service}:e2e`, {
       deleteOnExit: false,
     });
