@@ -72,3 +72,18 @@ export function replacementDelayMs(n: number, random: () => number = Math.random
   const base = Math.min(30_000, 1_000 * 2 ** Math.max(0, n - 1));
   return Math.round(base * (0.8 + random() * 0.4));
 }
+
+/**
+ * Lets go of a dead consumer before its replacement starts: disconnects it (bounded: a hung
+ * consumer may never finish; the coordinator evicts it once its heartbeats stop), then waits
+ * the back-off of the `attempt`-th consecutive replacement.
+ */
+export async function retireConsumer(old: Consumer, attempt: number, disconnectWithinMs = 10_000): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    old.disconnect().catch(() => undefined),
+    new Promise((resolve) => (timer = setTimeout(resolve, disconnectWithinMs))),
+  ]);
+  clearTimeout(timer);
+  await new Promise((resolve) => setTimeout(resolve, replacementDelayMs(attempt)).unref());
+}

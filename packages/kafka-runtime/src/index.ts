@@ -10,5 +10,5 @@ export type { TaskProducerOptions } from './transactional';
 export { KafkaRuntimeError, KafkaRuntimeErrorCodes, NotCoPartitionedError, isFencedError } from './errors';
 export type { KafkaRuntimeErrorCode } from './errors';
 export { withCoordinatorCache } from './coordinator-cache';
-export { watchConsumer, replacementDelayMs } from './consumer-watch';
+export { watchConsumer, replacementDelayMs, retireConsumer } from './consumer-watch';
 export type { ConsumerDeath, ConsumerWatch, ConsumerWatchOptions } from './consumer-watch';

@@ -4,7 +4,7 @@ import {
   CoPartitionedAssigner,
   deleteRetentionMs,
   ensureTopics,
-  replacementDelayMs,
+  retireConsumer,
   tasksOf,
   watchConsumer,
   type ConsumerDeath,
@@ -48,12 +48,6 @@ const NO_TASKS: TaskView = { owned: [], read: () => undefined, stateOf: () => un
 const REBALANCE_TIMEOUT_MS = 60_000;
 /** No fetch, join or rebalance for this long: the consumer is hung (a join takes at most the rebalance timeout). */
 const CONSUMER_STALL_MS = REBALANCE_TIMEOUT_MS + 30_000;
-
-function bounded<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 /** Record-batch limit of the dead-letter topic (the broker default is 1 MB). */
 const DEAD_LETTER_MAX_BYTES = 8 * 1024 * 1024;
@@ -237,19 +231,13 @@ export class Processor {
     this.replacements++;
     this.joined = false; // not ready until the replacement has joined
     metrics.consumerReplacements.inc({ reason });
-    const delay = replacementDelayMs(this.replacements);
     logger.warn(
-      { err, reason, attempt: this.replacements, delayMs: delay },
+      { err, reason, attempt: this.replacements },
       reason === 'crashed'
         ? 'kafkajs gave up on the consumer; replacing it'
         : `the consumer made no fetch for ${CONSUMER_STALL_MS / 1000} s; replacing it`,
     );
-    // A hung consumer may never finish disconnecting; the coordinator evicts it when its heartbeats stop.
-    await bounded(
-      old.disconnect().catch(() => undefined),
-      10_000,
-    );
-    await new Promise((resolve) => setTimeout(resolve, delay).unref());
+    await retireConsumer(old, this.replacements);
     if (this.stopping || this.consumer !== old) return;
     try {
       await this.runConsumer();

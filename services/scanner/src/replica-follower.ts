@@ -3,7 +3,7 @@ import {
   DEFAULT_DELETE_RETENTION_MS,
   deleteRetentionMs,
   endOffsets,
-  replacementDelayMs,
+  retireConsumer,
   watchConsumer,
   type ConsumerDeath,
   type ConsumerWatch,
@@ -163,14 +163,7 @@ export class ReplicaFollower {
     if (this.stopped || this.consumer !== old) return;
     this.deps.logger.warn({ reason, attempt }, `replica follower consumer ${reason}; replacing it`);
     this.deps.metrics.consumerReplacements.inc({ consumer: 'replica', reason });
-    // A hung consumer may never finish disconnecting; the group evicts it once its heartbeats stop.
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      old.disconnect().catch(() => undefined),
-      new Promise((resolve) => (timer = setTimeout(resolve, 10_000))),
-    ]);
-    clearTimeout(timer);
-    await new Promise((resolve) => setTimeout(resolve, replacementDelayMs(attempt)).unref());
+    await retireConsumer(old, attempt);
     if (this.stopped || this.consumer !== old) return;
     try {
       await this.startConsumer();

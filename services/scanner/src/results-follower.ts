@@ -1,5 +1,5 @@
 import { commandIdFor, decodeCommandResult, isDecodeError, type CommandResult } from '@state-relay/contracts';
-import { replacementDelayMs, watchConsumer, type ConsumerDeath, type ConsumerWatch } from '@state-relay/kafka-runtime';
+import { retireConsumer, watchConsumer, type ConsumerDeath, type ConsumerWatch } from '@state-relay/kafka-runtime';
 import type { Consumer, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { ScannerMetrics } from './metrics';
@@ -85,14 +85,7 @@ export class ResultsFollower {
     if (this.stopped || this.consumer !== old) return;
     this.deps.logger.warn({ reason, attempt }, `results follower consumer ${reason}; replacing it`);
     this.deps.metrics.consumerReplacements.inc({ consumer: 'results', reason });
-    // A hung consumer may never finish disconnecting; the group evicts it once its heartbeats stop.
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      old.disconnect().catch(() => undefined),
-      new Promise((resolve) => (timer = setTimeout(resolve, 10_000))),
-    ]);
-    clearTimeout(timer);
-    await new Promise((resolve) => setTimeout(resolve, replacementDelayMs(attempt)).unref());
+    await retireConsumer(old, attempt);
     if (this.stopped || this.consumer !== old) return;
     try {
       await this.start();
