@@ -244,7 +244,8 @@ export async function expireTransaction(ctx: ScenarioContext): Promise<void> {
   ctx.note(
     `${node.name} saw the expiry: ${await node.counter('processor_task_failures_total', 'kind="fenced"')} fenced`,
   );
-  await waitUntil(async () => (await fetch(`${node.url}/readyz`).catch(() => undefined))?.status === 200, {
+  const probe = () => fetch(`${node.url}/readyz`, { signal: AbortSignal.timeout(3_000) }).catch(() => undefined);
+  await waitUntil(async () => (await probe())?.status === 200, {
     timeoutMs: 60_000,
     message: `${node.name} to re-enter its tasks by itself`,
   });

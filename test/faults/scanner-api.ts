@@ -28,6 +28,8 @@ export class ScannerApi {
       method,
       headers,
       body: body === undefined ? undefined : JSON.stringify(body),
+      // Bounded: a scanner off the network (a partition) can leave a request hanging for minutes.
+      signal: AbortSignal.timeout(15_000),
     });
     const text = await res.text();
     let json: unknown;

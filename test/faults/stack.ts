@@ -122,7 +122,7 @@ export class ServiceNode {
 
   /** The sum of a Prometheus counter's samples whose labels contain `labels` (e.g. `kind="fenced"`). */
   async counter(name: string, labels = ''): Promise<number> {
-    return metricSum(await (await fetch(`${this.url}/metrics`)).text(), name, labels);
+    return metricSum(await this.metrics(), name, labels);
   }
 
   /** The container's environment as the runtime started it (names only for secrets). */
@@ -143,7 +143,10 @@ export class ServiceNode {
   }
 
   async waitReady(timeoutMs = 180_000): Promise<void> {
-    await waitUntil(async () => (await fetch(`${this.url}/readyz`).catch(() => undefined))?.status === 200, {
+    // Each probe bounded: a request sent while the container is off the network (or frozen) can
+    // hang for undici's 300 s headers timeout, far past the wait's own deadline.
+    const probe = () => fetch(`${this.url}/readyz`, { signal: AbortSignal.timeout(3_000) }).catch(() => undefined);
+    await waitUntil(async () => (await probe())?.status === 200, {
       timeoutMs,
       intervalMs: 250,
       message: `${this.name} to be ready`,
