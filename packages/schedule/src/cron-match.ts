@@ -1,41 +1,55 @@
+import { Cron } from 'croner';
+import { ScheduleArgumentError } from './errors';
 import type { CronFields } from './types';
 
-const MAX_STEPS = 100_000; // far more than any valid expression needs (Feb 29 on a Monday: ~30 years)
+// croner finds the matching times, but only in civil time: it runs in UTC, on "wall times" (the
+// local date and time written as if it were UTC, see zone.ts), and zone.ts maps them to instants.
+// Why not croner's own `timezone`: it treats a pattern whose hour or minute is a wildcard, step,
+// list or range as an "interval job", which skips wall times in a spring-forward gap (`15 * * * *`
+// has no run for 02:15 in Berlin) and runs both occurrences of a repeated time (`0 * * * *` runs
+// at 02:00 CEST and again at 02:00 CET). The documented rules (gap → the first instant after it,
+// repeated → its first occurrence, for every expression and for calendar-day intervals alike) are
+// zone.ts's instantAt.
+//
+// croner never sees the user's text either. Its syntax is not this API's: it reads more (seconds,
+// years, L, W, #, ?, +) and in one place less (`5/20` only behind its sloppyRanges option). So
+// parseCron validates the text with its own messages, and croner gets the expanded value lists.
 
-/** Whether a civil date is a day the expression runs on (Vixie cron's day-of-month/day-of-week rule). */
-export function cronDayMatches(f: CronFields, wall: number): boolean {
-  const d = new Date(wall);
-  if (!f.months.includes(d.getUTCMonth() + 1)) return false;
-  const dom = f.daysOfMonth.includes(d.getUTCDate());
-  const dow = f.daysOfWeek.includes(d.getUTCDay());
-  // Both restricted: either may match. Otherwise the unrestricted one allows every day anyway.
-  return f.daysOfMonthRestricted && f.daysOfWeekRestricted ? dom || dow : dom && dow;
-}
+const MINUTE_MS = 60_000;
+// The scanner parses every schedule again on every tick, so matchers are kept by pattern (a few
+// hundred µs to build); the fields object of one parse finds its matcher without building the key.
+const CACHE_SIZE = 1000;
+const matchers = new Map<string, Cron>();
+const matcherOfFields = new WeakMap<CronFields, Cron>();
 
 /** The first wall time ≥ `wall` (whole minutes) that the expression matches, in civil time, no zone. */
 export function nextCronWallTime(f: CronFields, wall: number): number {
-  let t = Math.ceil(wall / 60_000) * 60_000;
-  for (let i = 0; i < MAX_STEPS; i++) {
-    const d = new Date(t);
-    const [y, mo, day, h, min] = [
-      d.getUTCFullYear(),
-      d.getUTCMonth(),
-      d.getUTCDate(),
-      d.getUTCHours(),
-      d.getUTCMinutes(),
-    ];
-    if (!f.months.includes(mo + 1)) {
-      t = Date.UTC(y, mo + 1, 1);
-    } else if (!cronDayMatches(f, t)) {
-      t = Date.UTC(y, mo, day + 1);
-    } else if (!f.hours.includes(h)) {
-      const nextHour = f.hours.find((v) => v > h);
-      t = nextHour === undefined ? Date.UTC(y, mo, day + 1) : Date.UTC(y, mo, day, nextHour);
-    } else {
-      const nextMinute = f.minutes.find((v) => v >= min);
-      if (nextMinute === min) return t;
-      t = nextMinute === undefined ? Date.UTC(y, mo, day, h + 1) : Date.UTC(y, mo, day, h, nextMinute);
-    }
+  const start = Math.ceil(wall / MINUTE_MS) * MINUTE_MS;
+  // croner's nextRun is strictly after its argument, in whole seconds: from 1 ms before, `start` itself can match.
+  const next = matcherFor(f).nextRun(new Date(start - 1));
+  if (next === null) {
+    throw new ScheduleArgumentError(`no run of this cron expression between ${iso(start)} and the year 10000`);
   }
-  throw new Error(`no cron match within ${MAX_STEPS} steps`); // unreachable for an expression parseCron accepted
+  return next.getTime();
 }
+
+function matcherFor(f: CronFields): Cron {
+  const known = matcherOfFields.get(f);
+  if (known !== undefined) return known;
+  // Vixie cron ORs the day fields only when both are restricted; croner ORs them unless
+  // day-of-month is a literal `*` (the lists below never are), so say which one explicitly.
+  const domAndDow = !(f.daysOfMonthRestricted && f.daysOfWeekRestricted);
+  const pattern = [f.minutes, f.hours, f.daysOfMonth, f.months, f.daysOfWeek].map((v) => v.join(',')).join(' ');
+  const key = `${pattern}|${domAndDow}`;
+  let matcher = matchers.get(key);
+  if (matcher === undefined) {
+    // Seconds 0; years spelled out, because with a `*` year croner gives up at the year 3000.
+    matcher = new Cron(`0 ${pattern} 1-9999`, { mode: '7-part', utcOffset: 0, domAndDow });
+    if (matchers.size >= CACHE_SIZE) matchers.delete(matchers.keys().next().value as string);
+    matchers.set(key, matcher);
+  }
+  matcherOfFields.set(f, matcher);
+  return matcher;
+}
+
+const iso = (t: number) => new Date(t).toISOString();

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { nextRun, parseSchedule, type CronSchedule } from '../src';
+import { ScheduleArgumentError, nextRun, parseSchedule, type CronSchedule } from '../src';
 import { at, runsAfter } from './helpers';
 
 const utc = (cron: string) => parseSchedule({ cron });
@@ -130,6 +130,18 @@ describe('cron schedules (UTC)', () => {
         '2025-09-01T00:00',
       ]);
     });
+    it('restricted is about the text, not the values: 1-31 with MON runs every day, * with MON on Mondays', () => {
+      // the same days-of-month either way; only the text decides between "either" and "both"
+      expect(times(runsAfter(utc('0 0 1-31 * MON'), '2025-06-01T00:00:00Z', 2))).toEqual([
+        '2025-06-02T00:00',
+        '2025-06-03T00:00',
+      ]);
+      expect(times(runsAfter(utc('0 0 * * MON'), '2025-06-01T00:00:00Z', 2))).toEqual([
+        '2025-06-02T00:00',
+        '2025-06-09T00:00',
+      ]);
+      expect(times(runsAfter(utc('0 0 */1 * 0-6'), '2025-06-01T00:00:00Z', 1))).toEqual(['2025-06-02T00:00']);
+    });
     it('a restricted day-of-month with day-of-week * runs on those days only', () => {
       expect(times(runsAfter(utc('0 0 1,15 * *'), '2025-09-01T00:00:00Z', 2))).toEqual([
         '2025-09-15T00:00',
@@ -161,6 +173,11 @@ describe('cron schedules (UTC)', () => {
     });
     it('2100 is not a leap year', () => {
       expect(times(runsAfter(utc('0 0 29 2 *'), '2096-03-01T00:00:00Z', 1))).toEqual(['2104-02-29T00:00']);
+    });
+    it('runs in any year up to 9999, and says when there is no run before the year 10000', () => {
+      expect(times(runsAfter(utc('0 0 29 2 *'), '3000-01-01T00:00:00Z', 1))).toEqual(['3004-02-29T00:00']);
+      expect(times(runsAfter(utc('59 23 31 12 *'), '9999-01-01T00:00:00Z', 1))).toEqual(['9999-12-31T23:59']);
+      expect(() => nextRun(utc('0 0 29 2 *'), at('9996-03-01T00:00:00Z'))).toThrow(ScheduleArgumentError);
     });
     it('the last days of February in a leap year', () => {
       expect(times(runsAfter(utc('0 0 28-31 2 *'), '2028-02-01T00:00:00Z', 3))).toEqual([

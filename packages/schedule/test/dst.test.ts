@@ -39,6 +39,21 @@ describe('DST: a wall time that does not exist runs at the first instant after t
     ]);
   });
 
+  // croner's own time-zone mode skips these gap times for any hour or minute that is not a single
+  // value ("interval jobs"); the documented rule holds for every expression.
+  it('cron, Europe/Berlin: a gap time of a wildcard or list hour also runs at the end of the gap', () => {
+    expect(inZone(runsAfter(berlin('15 * * * *'), '2025-03-30T00:00:00Z', 3), BERLIN)).toEqual([
+      '2025-03-30 01:15 GMT+1',
+      '2025-03-30 03:00 GMT+2', // 02:15
+      '2025-03-30 03:15 GMT+2',
+    ]);
+    expect(inZone(runsAfter(berlin('30 1,2,3 * * *'), '2025-03-30T00:00:00Z', 3), BERLIN)).toEqual([
+      '2025-03-30 01:30 GMT+1',
+      '2025-03-30 03:00 GMT+2', // 02:30
+      '2025-03-30 03:30 GMT+2',
+    ]);
+  });
+
   it('cron, America/New_York: 02:30 on the spring-forward day runs at 03:00 EDT', () => {
     expect(inZone(runsAfter(newYork('30 2 * * *'), '2025-03-08T12:00:00Z', 3), NEW_YORK)).toEqual([
       '2025-03-09 03:00 GMT-4',
@@ -84,6 +99,16 @@ describe('DST: a wall time that happens twice runs once, at its first occurrence
       '2025-10-26 03:00 GMT+1', // two hours later: 02:00 CET would repeat 02:00
       '2025-10-26 04:00 GMT+1',
     ]);
+  });
+
+  // croner's own time-zone mode runs both occurrences for these ("interval jobs"); here they run once.
+  it('cron, Europe/Berlin: a repeated time of a list or stepped field runs at its first occurrence only', () => {
+    expect(inZone(runsAfter(berlin('30 1,2,3 * * *'), '2025-10-25T22:00:00Z', 3), BERLIN)).toEqual([
+      '2025-10-26 01:30 GMT+2',
+      '2025-10-26 02:30 GMT+2', // not again at 02:30 CET
+      '2025-10-26 03:30 GMT+1',
+    ]);
+    expect(countRuns(berlin('*/15 * * * *'), at('2025-10-25T22:00:00Z'), at('2025-10-26T23:00:00Z'))).toBe(24 * 4);
   });
 
   it('cron, Europe/Berlin: asked from inside the repeated hour, the next run is after it', () => {

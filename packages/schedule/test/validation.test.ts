@@ -84,6 +84,27 @@ describe('parseSchedule validation', () => {
     expect(messageOf(spec)).toBe(message);
   });
 
+  // croner, which finds the run times, reads a wider syntax: seconds and years, L, W, #, ?, the +
+  // of its AND mode, and (behind an option) a step without a start. This API does not: each is
+  // refused before croner sees it, in the words of the parser above.
+  it.each<[string, string]>([
+    ['0 0 0 * * *', 'expected 5 fields (minute hour day-of-month month day-of-week) or an @alias, got 6'],
+    ['0 0 0 1 1 * 2030', 'expected 5 fields (minute hour day-of-month month day-of-week) or an @alias, got 7'],
+    ['0 0 L * *', 'field 3 (day-of-month) "L" is not a number'],
+    ['0 0 15W * *', 'field 3 (day-of-month) "15W" is not a number'],
+    ['0 0 LW * *', 'field 3 (day-of-month) "LW" is not a number'],
+    ['0 0 ? * MON', 'field 3 (day-of-month) "?" is not a number'],
+    ['0 0 * * ?', 'field 5 (day-of-week) "?" is not a number or a name'],
+    ['0 0 * * 5#2', 'field 5 (day-of-week) "5#2" is not a number or a name'],
+    ['0 0 * * FRI#2', 'field 5 (day-of-week) "FRI#2" is not a number or a name'],
+    ['0 0 * * 5L', 'field 5 (day-of-week) "5L" is not a number or a name'],
+    ['0 0 * * FRIL', 'field 5 (day-of-week) unknown name "FRIL"; use SUN MON TUE WED THU FRI SAT'],
+    ['0 0 * * +MON', 'field 5 (day-of-week) "+MON" is not a number or a name'],
+    ['/10 * * * *', 'field 1 (minute) "" is not a number'],
+  ])('refuses %j, which croner would accept: %s', (cron, message) => {
+    expect(messageOf({ cron })).toBe(`/cron: ${message}`);
+  });
+
   it('reports every problem at once, each under its field', () => {
     let error: unknown;
     try {
