@@ -5,6 +5,7 @@ import type { CronSchedule, IntervalSchedule, Schedule } from './types';
 import { instantAt, wallTimeAt } from './zone';
 
 const MINUTE_MS = 60_000;
+const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 // Years 0001 to 9999: far beyond any schedule, and where Date and Intl agree.
 const MIN_TIME = -62_135_596_800_000;
@@ -49,36 +50,52 @@ function nextCronRun(s: CronSchedule, after: number): number {
 }
 
 /**
- * On a local day without an offset change (24 h long), wall time = instant + a constant offset, so
- * its runs in the range are counted by arithmetic; only DST days are walked run by run. Years of a
- * minutely schedule cost a few Intl calls per day.
+ * croner finds each day that has runs (the day fields decide a whole day: if one time of it
+ * matches, every hour × minute of the fields does); the day's runs in the range are then counted
+ * without it. On a day without an offset change (24 h long), wall time = instant + a constant
+ * offset, so by arithmetic; on a DST day by mapping each wall time to its instant, counting the
+ * wall times of a gap that share one instant once. Years of a minutely schedule cost one croner
+ * call per day.
  */
 function countCronRuns(s: CronSchedule, from: number, to: number): number {
   const { hours, minutes } = s.fields;
   let count = 0;
   let cursor = from;
-  for (;;) {
-    const run = nextCronRun(s, cursor);
-    if (run > to) return count;
+  let run = nextCronRun(s, from);
+  while (run <= to) {
     const midnight = Math.floor(wallTimeAt(run, s.timeZone) / DAY_MS) * DAY_MS;
     const dayStart = instantAt(midnight, s.timeZone);
     const dayEnd = instantAt(midnight + DAY_MS, s.timeZone);
+    const until = Math.min(to, dayEnd - 1); // runs in (cursor, until] count (run is one of them)
     if (dayEnd - dayStart !== DAY_MS) {
-      count += 1;
-      cursor = run;
-      continue;
-    }
-    const until = Math.min(to, dayEnd - 1);
-    const lo = cursor - dayStart; // ms into the day; runs in (lo, hi] count (run is one of them)
-    const hi = until - dayStart;
-    for (const h of hours) {
-      for (const m of minutes) {
-        const at = h * 3_600_000 + m * MINUTE_MS;
-        if (at > lo && at <= hi) count += 1;
+      let previous: number | undefined;
+      for (const h of hours) {
+        for (const m of minutes) {
+          const at = instantAt(midnight + h * HOUR_MS + m * MINUTE_MS, s.timeZone); // never decreasing
+          if (at !== previous && at > cursor && at <= until) count += 1;
+          previous = at;
+        }
+      }
+    } else {
+      const lo = cursor - dayStart; // ms into the day
+      const hi = until - dayStart;
+      if (lo < 0 && hi >= DAY_MS - MINUTE_MS) {
+        count += hours.length * minutes.length; // the whole day
+      } else {
+        for (const h of hours) {
+          for (const m of minutes) {
+            const at = h * HOUR_MS + m * MINUTE_MS;
+            if (at > lo && at <= hi) count += 1;
+          }
+        }
       }
     }
+    if (until === to) break;
+    // Every run of this day is counted, and the next day's wall times happen after it: look there.
     cursor = until;
+    run = instantAt(nextCronWallTime(s.fields, midnight + DAY_MS), s.timeZone);
   }
+  return count;
 }
 
 function requireAnchor(anchor: number | undefined): number {
