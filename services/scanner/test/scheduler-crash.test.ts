@@ -82,5 +82,5 @@ describe('a scanner killed between a scheduled run’s scan and its occurrence',
     scheduler.tick();
     expect(scans()).toHaveLength(1);
     expect(runs()).toEqual([{ scanId: scans()[0], dueAt: createdAt + HOUR }]);
-  });
+  }, 60_000); // a child process loads the built scanner: seconds on a loaded machine
 });
