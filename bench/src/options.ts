@@ -63,8 +63,9 @@ const USAGE = `usage: pnpm bench [--quick | --full] [--part all|main|restore] [-
   --part P        all (default): parts 1-3; main: parts 1 (throughput, restore) and 2 (sweeps), about
                   6 min on 2 cores; restore: part 3 only (issue 13: restore, replica catch-up and peak
                   RSS of --restore-keys and of --restore-base-keys keys, changelog bytes per entity
-                  over 10 sweeps, failover after kill -9), about 6-8 min on 2 cores with 1,000,000 keys:
-                  the default run takes both, 12-15 min (pnpm bench:restore runs part 3 alone)
+                  over 10 sweeps, failover after kill -9; pnpm bench:restore). Part 3 with 1,000,000
+                  keys took 17 min on the 2 shared cores at a load average of 21 (the fill alone 2.7
+                  min); the default run includes it anyway, so it takes parts 1-2 plus that
   --restore-keys N  part 3's large state (default 1000000; --quick: 50000)
   --restore-base-keys N  the state part 3 compares it with, side by side (default 200000; --quick: 20000; 0: none)
   --failover-keys N  the state of part 3's failover (default 200000; --quick: 20000)
