@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { accountsDomain } from '@state-relay/accounts';
+import { createKafkaClient } from '@state-relay/service-kit';
 import { ReplicaStore } from '@state-relay/store';
-import { Kafka, type Admin } from 'kafkajs';
+import type { Admin, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import { CommandLagProbe } from './command-lag';
 import { CommandSender } from './command-sender';
 import type { ScannerConfig } from './config';
-import { kafkaLogCreator } from './kafka-log';
 import type { ScannerMetrics } from './metrics';
 import { ReplicaFollower } from './replica-follower';
 import { ResultsFollower } from './results-follower';
@@ -53,11 +53,10 @@ export class Scanner {
 
   constructor(private readonly deps: ScannerDeps) {
     const { config, logger, metrics } = deps;
-    this.kafka = new Kafka({
+    this.kafka = createKafkaClient({
       clientId: `${config.appId}-scanner-${config.scannerId}`,
       brokers: config.brokers,
-      logCreator: kafkaLogCreator(logger.child({ component: 'kafkajs' })),
-      retry: { retries: 10, initialRetryTime: 200, maxRetryTime: 10_000 },
+      logger,
     });
     this.admin = this.kafka.admin();
     this.replica = ReplicaStore.open({ path: config.replicaPath });
