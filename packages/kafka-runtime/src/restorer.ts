@@ -32,6 +32,8 @@ export interface RestoreRequest {
    * are not recognised). Default: Fetch requests to the leaders, no group (see PartitionReader).
    */
   withoutGroup?: boolean;
+  /** Fetch sizes of the direct path (default 4 MiB per partition, 16 MiB per fetch). */
+  fetchBytes?: { perPartition: number; perFetch: number };
   /**
    * The end offsets of every partition of the topic, read by the caller after it fenced the
    * tasks' earlier owners. Without them the end is read here, at the start.
@@ -92,8 +94,8 @@ export async function restoreChangelog(req: RestoreRequest): Promise<RestoreSumm
     req.withoutGroup === false
       ? null
       : await PartitionReader.open(req.kafka, req.topic, {
-          maxBytesPerPartition: MAX_BYTES_PER_PARTITION,
-          maxBytes: MAX_BYTES_PER_FETCH,
+          maxBytesPerPartition: req.fetchBytes?.perPartition ?? MAX_BYTES_PER_PARTITION,
+          maxBytes: req.fetchBytes?.perFetch ?? MAX_BYTES_PER_FETCH,
         });
   if (reader) {
     try {
@@ -152,9 +154,10 @@ async function readDirectly(
       const work: Array<{ part: FetchedPart; next: bigint }> = [];
       for (const part of parts) {
         const from = position.get(part.partition)!;
-        const end = target.get(part.partition)!;
-        // Nothing was at or after `from` below a stable offset that is already past the end.
-        const next = part.next === from && part.messages.length === 0 && part.stable >= end ? end : part.next;
+        // A partition with nothing in this response stays where it is, whatever its stable
+        // offset says: a response that reached its byte limit leaves the partitions after the
+        // limit empty, and their records are still to come.
+        const next = part.next;
         if (next <= from) continue;
         position.set(part.partition, next);
         work.push({ part, next });

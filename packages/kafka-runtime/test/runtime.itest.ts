@@ -83,6 +83,45 @@ describe('kafka-runtime against a real broker', () => {
     },
   );
 
+  it('restores every record of every partition when fetch responses reach their byte limit', async () => {
+    const changelog = uniqueName('changelog');
+    const admin = kafka.admin();
+    await admin.connect();
+    await createTopics(admin, [{ topic: changelog, partitions: 3, compacted: true }]);
+    await admin.disconnect();
+    const producer = await initTaskProducer({ kafka, appId: uniqueName('app'), task: 0 });
+    for (let round = 0; round < 4; round++) {
+      const tx = await producer.transaction();
+      for (const partition of [0, 1, 2]) {
+        await tx.send({
+          topic: changelog,
+          messages: Array.from({ length: 75 }, (_, i) => ({
+            key: `k-${partition}-${round * 75 + i}`,
+            value: 'x'.repeat(40),
+            partition,
+          })),
+        });
+      }
+      await tx.commit();
+    }
+    await producer.disconnect();
+
+    const seen = new Map<number, string[]>([0, 1, 2].map((p) => [p, []]));
+    // A few KiB per response: most responses fill up and leave later partitions empty.
+    const summary = await restoreChangelog({
+      kafka,
+      topic: changelog,
+      from: new Map([0, 1, 2].map((p) => [p, null])),
+      apply: (partition, records) => void seen.get(partition)!.push(...records.map((r) => String(r.key))),
+      fetchBytes: { perPartition: 2_048, perFetch: 3_072 },
+    });
+
+    expect(summary.records).toBe(900);
+    for (const partition of [0, 1, 2]) {
+      expect(seen.get(partition)).toEqual(Array.from({ length: 300 }, (_, i) => `k-${partition}-${i}`));
+    }
+  });
+
   it('gives partition p of every input topic to the same member', async () => {
     const a = uniqueName('a');
     const b = uniqueName('b');
