@@ -38,6 +38,18 @@ export function seedAccounts(accounts: number, eventsPerAccount: number, seed: n
   return { events, matching: matching.sort(), others: others.sort() };
 }
 
+export interface LoadOptions {
+  seed: number;
+  perSecond: number;
+  /** Events per send (default 10); a high rate needs bigger batches. */
+  batch?: number;
+  /** Producers sending side by side (default 1), each at its share of the rate: a high rate needs several. */
+  producers?: number;
+  /** New accounts (8% of events) unless false: a soak keeps its key set fixed. */
+  signUps?: boolean;
+  rememberIds?: boolean;
+}
+
 /**
  * Steady event load during a scan, on accounts that can never match the sweep: activity and
  * payments at recent times (lastActiveAt only grows), closures, and new sign-ups. A send that
@@ -45,12 +57,14 @@ export function seedAccounts(accounts: number, eventsPerAccount: number, seed: n
  * itself, so an event whose fate is unknown to the producer is still accounted for.
  */
 export class SteadyLoad {
-  private producer?: Producer;
-  private running?: Promise<void>;
+  private readonly producers: Producer[] = [];
+  private running?: Promise<unknown>;
   private stopped = false;
   private readonly random: () => number;
   private readonly keys: string[];
   private n = 0;
+  private acknowledged = 0;
+  /** The ids of the acknowledged events (unless `rememberIds` is false: a long soak). */
   readonly acknowledgedIds: string[] = [];
   failedSends = 0;
 
@@ -58,19 +72,20 @@ export class SteadyLoad {
     private readonly kafka: Kafka,
     private readonly topic: string,
     others: readonly string[],
-    private readonly options: { seed: number; perSecond: number; batch?: number },
+    private readonly options: LoadOptions,
   ) {
     this.random = prng(options.seed);
     this.keys = [...others];
   }
 
   get produced(): number {
-    return this.acknowledgedIds.length;
+    return this.acknowledged;
   }
 
   async start(): Promise<void> {
-    this.producer = await this.connect();
-    this.running = this.loop();
+    const count = this.options.producers ?? 1;
+    for (let i = 0; i < count; i++) this.producers.push(await this.connect());
+    this.running = Promise.all(this.producers.map((_, i) => this.loop(i)));
   }
 
   private async connect(): Promise<Producer> {
@@ -87,36 +102,38 @@ export class SteadyLoad {
     const id = `load-${this.options.seed}-${this.n++}`;
     const r = this.random();
     const at = AS_OF - Math.floor(this.random() * 20 * DAY);
-    if (r < 0.08) {
+    if (r < 0.08 && this.options.signUps !== false) {
       const key = `load-${this.options.seed}-${String(this.n).padStart(7, '0')}`;
       this.keys.push(key);
       return { key, event: { type: 'signed_up', at, data: {}, id } };
     }
     const key = this.keys[Math.floor(this.random() * this.keys.length)]!;
     let event: DomainEvent;
-    if (r < 0.12) event = { type: 'closed', at, data: {}, id };
+    if (r >= 0.08 && r < 0.12) event = { type: 'closed', at, data: {}, id };
     else if (r < 0.4) event = { type: 'payment', at, data: { amount: Math.floor(this.random() * 20_000) - 5_000 }, id };
     else event = { type: 'activity', at, data: {}, id };
     return { key, event };
   }
 
-  private async loop(): Promise<void> {
+  /** One producer's share of the rate, its sends one at a time (idempotent: one request in flight). */
+  private async loop(slot: number): Promise<void> {
     const batch = this.options.batch ?? 10;
-    const intervalMs = (1000 * batch) / this.options.perSecond;
+    const intervalMs = (1000 * batch * this.producers.length) / this.options.perSecond;
     while (!this.stopped) {
       const started = Date.now();
       const events = Array.from({ length: batch }, () => this.next());
       try {
-        await this.producer!.send({
+        await this.producers[slot]!.send({
           topic: this.topic,
           messages: events.map(({ key, event }) => ({ key, value: encodeEvent(event) })),
         });
-        for (const e of events) this.acknowledgedIds.push(e.event.id!);
+        this.acknowledged += events.length;
+        if (this.options.rememberIds !== false) for (const e of events) this.acknowledgedIds.push(e.event.id!);
       } catch {
         this.failedSends++; // in the log or not: the oracle reads the log
         // An idempotent producer that gave up (e.g. across a broker restart) keeps failing: replace it.
-        await this.producer!.disconnect().catch(() => undefined);
-        this.producer = await this.connect().catch(() => this.producer);
+        await this.producers[slot]!.disconnect().catch(() => undefined);
+        this.producers[slot] = await this.connect().catch(() => this.producers[slot]!);
       }
       const wait = intervalMs - (Date.now() - started);
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
@@ -126,7 +143,7 @@ export class SteadyLoad {
   async stop(): Promise<void> {
     this.stopped = true;
     await this.running;
-    await this.producer?.disconnect().catch(() => undefined);
+    await Promise.all(this.producers.map((p) => p.disconnect().catch(() => undefined)));
   }
 }
 

@@ -76,10 +76,12 @@ export async function replaceBlock(file: string, name: string, content: string):
   const i = text.indexOf(start);
   const j = text.indexOf(end);
   if (i < 0 || j < i) throw new Error(`${file} has no ${start} … ${end} block`);
-  const next = `${text.slice(0, i + start.length)}\n${content.trim()}\n${text.slice(j)}`;
-  const prettier = await import('prettier');
-  const options = (await prettier.resolveConfig(file)) ?? {};
-  await writeFile(file, await prettier.format(next, { ...options, filepath: file }));
+  await writeFile(file, `${text.slice(0, i + start.length)}\n${content.trim()}\n${text.slice(j)}`);
+  // prettier's CLI in a child: its API loads ESM, which jest's module system cannot.
+  execFileSync(process.execPath, [path.join(ROOT, 'node_modules/prettier/bin/prettier.cjs'), '--write', file], {
+    cwd: ROOT,
+    stdio: 'ignore',
+  });
 }
 
 export const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
