@@ -14,6 +14,15 @@ bash scripts/setup.sh
 # The browser test drives Debian's chromium; unit tests need no browser.
 if [ "$what" != unit ]; then bash scripts/browser.sh; fi
 
+# The format check and lint count as one check each in the totals below.
+checks_failed=0
+if [ "$what" != unit ]; then
+  echo "[test] prettier --check"
+  pnpm exec prettier --check . --log-level warn || { echo "[test] format check failed (pnpm format fixes it)"; checks_failed=$((checks_failed + 1)); }
+  echo "[test] eslint"
+  pnpm exec eslint . || { echo "[test] lint failed"; checks_failed=$((checks_failed + 1)); }
+fi
+
 results="$root/.state-relay/jest-results.json"
 mkdir -p "$root/.state-relay"
 rm -f "$results"
@@ -31,7 +40,9 @@ const file = process.argv[1];
 if (!fs.existsSync(file)) { console.log("0 passed, 1 failed (jest wrote no results)"); process.exit(1); }
 const r = JSON.parse(fs.readFileSync(file, "utf8"));
 const failedSuites = r.testResults.filter((t) => t.status === "failed" && t.assertionResults.length === 0).length;
-console.log(`\n${r.numPassedTests} passed, ${r.numFailedTests + failedSuites} failed`);
-' "$results"
+const checks = Number(process.argv[2]);
+console.log(`\n${r.numPassedTests} passed, ${r.numFailedTests + failedSuites + checks} failed`);
+' "$results" "$checks_failed"
 echo "(tests took $(( $(date +%s) - start )) s)" >&2
+[ "$checks_failed" -gt 0 ] && [ "$status" -eq 0 ] && status=1
 exit $status
