@@ -42,6 +42,12 @@ export function createScannerMetrics() {
       labelNames: ['consumer', 'reason'] as const,
       registers: [registry],
     }),
+    producerReplacements: new Counter({
+      name: 'scanner_command_producer_replacements_total',
+      help: 'Command producers replaced because a send failed (failed) or got no acknowledgement within 40 s (timed_out)',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
     rowsScanned: new Counter({
       name: 'scanner_rows_scanned_total',
       help: 'Replica rows walked by scans',

@@ -73,7 +73,9 @@ export class Scanner {
       logger: logger.child({ component: 'replica' }),
       metrics,
     });
-    this.sender = new CommandSender(this.kafka, config.commandsTopic, logger);
+    this.sender = new CommandSender(this.kafka, config.commandsTopic, logger, {
+      onReplaced: (reason) => metrics.producerReplacements.inc({ reason }),
+    });
     this.commandLag = new CommandLagProbe({ admin: this.admin, groupId: config.appId, topic: config.commandsTopic });
     this.engine = new ScanEngine({
       store: this.store,
