@@ -21,7 +21,7 @@ function partitionMs(ctx: ScenarioContext): number {
 /** How a partition goes; the campaign draws its length, a regression case fixes all of it. */
 export interface PartitionOptions {
   ms?: number;
-  /** Heal at another address (stack.heal): every connection the node had is black-holed. */
+  /** Heal at another address (stack.heal): every connection the node had is black-holed; drawn (1 in 3) by default. */
   newAddress?: boolean;
   /** partitionProcessor: with a second instance (true) or alone (false); drawn by default. */
   peer?: boolean;
@@ -31,17 +31,21 @@ export interface PartitionOptions {
   readyWithinMs?: number;
 }
 
-/** Cuts `node` off the network for `ms`, then puts it back. */
+/**
+ * Cuts `node` off the network for `ms`, then puts it back: at its own address (a link that comes
+ * back) or, one draw in three, at a new one (every connection it had is black-holed).
+ */
 async function cutOff(ctx: ScenarioContext, node: ServiceNode, o: PartitionOptions): Promise<void> {
   const ms = o.ms ?? partitionMs(ctx);
+  const newAddress = o.newAddress ?? ctx.random() < 1 / 3;
   await ctx.stack.partition(node);
   ctx.note(`partitioned ${node.name} from the broker for ${ms} ms`);
   try {
     await sleep(ms);
   } finally {
-    await ctx.stack.heal(node, { newAddress: o.newAddress ?? false });
+    await ctx.stack.heal(node, { newAddress });
   }
-  ctx.note(`healed ${node.name}'s network${o.newAddress ? ' at a new address' : ''}`);
+  ctx.note(`healed ${node.name}'s network${newAddress ? ' at a new address' : ''}`);
 }
 
 /**

@@ -5,7 +5,7 @@ export type ConsumerDeath = 'crashed' | 'stalled';
 
 export interface ConsumerWatchOptions {
   /**
-   * No fetch, join, rebalance or retriable restart for this long means the consumer is hung.
+   * No completed fetch, join or rebalance for this long means the consumer is hung.
    * Must exceed the longest legitimate pause: a join waits up to the rebalance timeout.
    */
   stallMs: number;
@@ -21,13 +21,17 @@ export interface ConsumerWatch {
 }
 
 /**
- * Watches a kafkajs consumer for the two ways it stops without coming back:
+ * Watches a kafkajs consumer for the ways it stops without coming back:
  * - a CRASH it will not restart from (`restart: false`). kafkajs bails out of its fetch loop on
  *   KafkaJSNoBrokerAvailableError, which a broker restart can produce when metadata lists no
  *   broker for a moment; the consumer then never fetches again;
- * - a hang: no FETCH_START (kafkajs emits one per fetch even when every partition is paused)
- *   and no join, rebalance or self-restart for `stallMs` (tulios/kafkajs#659 and kin).
- * The owner replaces the consumer; this only detects.
+ * - a hang: no completed fetch (FETCH: kafkajs emits one per fetch round, also when every
+ *   partition is paused) and no join or rebalance for `stallMs` (tulios/kafkajs#659 and kin);
+ * - a fetch loop on a dead connection: a black-holed connection (a partition healed at a new
+ *   address) times every fetch out after the request timeout and kafkajs retries on the same
+ *   connection, restarting the consumer now and then (tulios/kafkajs#919). Neither a fetch that
+ *   starts nor a crash it restarts from counts as a sign of life, only one that completes.
+ * The owner replaces the consumer (a new one opens new connections); this only detects.
  */
 export function watchConsumer(consumer: Consumer, options: ConsumerWatchOptions): ConsumerWatch {
   const now = options.now ?? Date.now;
@@ -37,13 +41,13 @@ export function watchConsumer(consumer: Consumer, options: ConsumerWatchOptions)
     lastSign = now();
   };
   const listeners = [
-    consumer.on(consumer.events.FETCH_START, sign),
+    consumer.on(consumer.events.FETCH, sign),
     consumer.on(consumer.events.GROUP_JOIN, sign),
     consumer.on(consumer.events.REBALANCING, sign),
     consumer.on(consumer.events.CONNECT, sign),
     consumer.on(consumer.events.CRASH, ({ payload }) => {
-      if (payload.restart) return sign(); // kafkajs restarts it after a back-off: a sign of life
-      dead('crashed', payload.error);
+      // A crash kafkajs restarts from is no sign of life: it restarts on the same connections.
+      if (!payload.restart) dead('crashed', payload.error);
     }),
   ];
   const timer = setInterval(

@@ -12,3 +12,5 @@ export type { KafkaRuntimeErrorCode } from './errors';
 export { withCoordinatorCache } from './coordinator-cache';
 export { watchConsumer, replacementDelayMs, retireConsumer } from './consumer-watch';
 export type { ConsumerDeath, ConsumerWatch, ConsumerWatchOptions } from './consumer-watch';
+export { ReplaceableAdmin, AdminCallTimeoutError, DEFAULT_ADMIN_CALL_TIMEOUT_MS } from './replaceable-admin';
+export type { AdminCalls, ReplaceableAdminOptions } from './replaceable-admin';

@@ -54,7 +54,7 @@ export const DEFAULT_DELETE_RETENTION_MS = 86_400_000;
  * compacted topic that last matched the topic's end longer ago than this may hold keys whose
  * tombstones are gone: it must be rebuilt from the topic, never caught up from its offset.
  */
-export async function deleteRetentionMs(admin: Admin, topic: string): Promise<number> {
+export async function deleteRetentionMs(admin: Pick<Admin, 'describeConfigs'>, topic: string): Promise<number> {
   const { resources } = await admin.describeConfigs({
     includeSynonyms: false,
     resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['delete.retention.ms'] }],

@@ -80,7 +80,7 @@ export async function assertCoPartitioned(admin: Admin, topics: string[]): Promi
 }
 
 /** End offset (high watermark) per partition of a topic, as bigint. */
-export async function endOffsets(admin: Admin, topic: string): Promise<Map<number, bigint>> {
+export async function endOffsets(admin: Pick<Admin, 'fetchTopicOffsets'>, topic: string): Promise<Map<number, bigint>> {
   const offsets = await admin.fetchTopicOffsets(topic);
   return new Map(offsets.map((o) => [o.partition, BigInt(o.high)]));
 }

@@ -6,7 +6,7 @@ import { replacementDelayMs, watchConsumer, type ConsumerDeath } from '../src/co
 function fakeConsumer() {
   const emitter = new EventEmitter();
   const events = {
-    FETCH_START: 'consumer.fetch_start',
+    FETCH: 'consumer.fetch',
     GROUP_JOIN: 'consumer.group_join',
     REBALANCING: 'consumer.rebalancing',
     CONNECT: 'consumer.connect',
@@ -45,7 +45,7 @@ describe('watchConsumer', () => {
   it('reports a consumer that neither fetches, joins nor rebalances for stallMs as stalled, once', () => {
     const w = watched();
     jest.advanceTimersByTime(900);
-    w.emit('FETCH_START');
+    w.emit('FETCH');
     jest.advanceTimersByTime(900);
     w.emit('REBALANCING');
     jest.advanceTimersByTime(900);
@@ -68,11 +68,11 @@ describe('watchConsumer', () => {
     expect(w.deaths).toHaveLength(1);
   });
 
-  it('takes a crash kafkajs restarts from as a sign of life', () => {
+  it('takes neither a crash kafkajs restarts from nor a fetch that never completes as a sign of life', () => {
     const w = watched();
-    jest.advanceTimersByTime(900);
-    w.emit('CRASH', { error: new Error('retriable'), restart: true });
-    jest.advanceTimersByTime(900);
+    jest.advanceTimersByTime(500);
+    w.emit('CRASH', { error: new Error('Request Fetch timed out'), restart: true });
+    jest.advanceTimersByTime(400);
     expect(w.deaths).toEqual([]);
     jest.advanceTimersByTime(200);
     expect(w.deaths.map(([r]) => r)).toEqual(['stalled']);

@@ -7,6 +7,11 @@ export interface CommandLagProbeOptions {
   topic: string;
   /** How long a reading is reused; default 250 ms. */
   cacheMs?: number;
+  /**
+   * How long a caller waits for a fresh reading; default 5 s. Past it the caller gets an error
+   * (the walk goes on without backing off) and the reading, when it comes, is kept for the next.
+   */
+  waitMs?: number;
   now?: () => number;
 }
 
@@ -32,7 +37,20 @@ export class CommandLagProbe {
       this.refresh().catch(() => undefined); // a failed refresh leaves the reading to age out
       return this.cached!.lag;
     }
-    return this.refresh();
+    const waitMs = this.options.waitMs ?? 5_000;
+    let timer: NodeJS.Timeout | undefined;
+    const refreshing = this.refresh();
+    refreshing.catch(() => undefined);
+    try {
+      return await Promise.race([
+        refreshing,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no lag reading within ${waitMs} ms`)), waitMs);
+        }),
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private refresh(): Promise<number> {

@@ -48,6 +48,11 @@ export function createScannerMetrics() {
       labelNames: ['reason'] as const,
       registers: [registry],
     }),
+    adminReplacements: new Counter({
+      name: 'scanner_admin_replacements_total',
+      help: 'Admin clients (offsets, lag, topic checks) replaced because a call failed or got no answer within 40 s',
+      registers: [registry],
+    }),
     rowsScanned: new Counter({
       name: 'scanner_rows_scanned_total',
       help: 'Replica rows walked by scans',

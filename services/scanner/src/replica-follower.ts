@@ -6,10 +6,11 @@ import {
   retireConsumer,
   watchConsumer,
   type ConsumerDeath,
+  type AdminCalls,
   type ConsumerWatch,
 } from '@state-relay/kafka-runtime';
 import type { ChangelogRecord, ReplicaStore } from '@state-relay/store';
-import type { Admin, Consumer, Kafka } from 'kafkajs';
+import type { Consumer, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import { AbortedError, ReplicaBehindError } from './errors';
 import type { PartitionLag, ScannerMetrics } from './metrics';
@@ -17,7 +18,7 @@ import { sleep } from './wait';
 
 export interface ReplicaFollowerDeps {
   kafka: Kafka;
-  admin: Admin;
+  admin: Pick<AdminCalls, 'fetchTopicOffsets' | 'describeConfigs'>;
   topic: string;
   groupId: string;
   replica: ReplicaStore;

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { accountsDomain } from '@state-relay/accounts';
+import { ReplaceableAdmin } from '@state-relay/kafka-runtime';
 import { createKafkaClient } from '@state-relay/service-kit';
 import { ReplicaStore } from '@state-relay/store';
-import type { Admin, Kafka } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import { CommandLagProbe } from './command-lag';
 import { CommandSender } from './command-sender';
@@ -43,7 +44,7 @@ export class Scanner {
   readonly schedules: StoreScheduleService;
   /** Started by the process once the engine runs (server.ts), stopped first on stop(). */
   readonly scheduler: Scheduler;
-  private readonly admin: Admin;
+  private readonly admin: ReplaceableAdmin;
   private readonly follower: ReplicaFollower;
   private readonly results: ResultsFollower;
   private readonly sender: CommandSender;
@@ -58,7 +59,15 @@ export class Scanner {
       brokers: config.brokers,
       logger,
     });
-    this.admin = this.kafka.admin();
+    this.admin = new ReplaceableAdmin(this.kafka, {
+      onReplaced: (call, err) => {
+        metrics.adminReplacements.inc();
+        logger.warn(
+          { call, err },
+          'admin call failed; the admin client is replaced, the next call opens new connections',
+        );
+      },
+    });
     this.replica = ReplicaStore.open({ path: config.replicaPath });
     this.store = ScanStore.open(config.scansPath);
     this.follower = new ReplicaFollower({

@@ -7,7 +7,7 @@ import { sleep } from './wait';
  * (auto-creation would make them with the broker's defaults: wrong partition count, not compacted).
  */
 export async function waitForTopics(
-  admin: Admin,
+  admin: Pick<Admin, 'listTopics'>,
   topics: string[],
   logger: Logger,
   signal: AbortSignal,

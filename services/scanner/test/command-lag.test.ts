@@ -47,4 +47,26 @@ describe('the processor’s lag on the commands topic', () => {
     committed = [{ partition: 0, offset: '0' }];
     expect(await p.lag()).toBe(140); // too old to serve: waits for a fresh reading
   });
+
+  it('makes a caller wait at most waitMs for a fresh reading, and keeps the late one for the next caller', async () => {
+    let answer: (() => void) | undefined;
+    const slow = {
+      ...admin,
+      fetchOffsets: () =>
+        new Promise<Array<{ topic: string; partitions: typeof committed }>>((resolve) => {
+          answer = () => resolve([{ topic: 'commands', partitions: committed }]);
+        }),
+    };
+    const p = new CommandLagProbe({
+      admin: slow as never,
+      groupId: 'app',
+      topic: 'commands',
+      now: () => now,
+      waitMs: 20,
+    });
+    await expect(p.lag()).rejects.toThrow('no lag reading within 20 ms');
+    answer!();
+    await new Promise((r) => setImmediate(r));
+    expect(await p.lag()).toBe(70); // the late reading, cached
+  });
 });
