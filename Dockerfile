@@ -14,6 +14,7 @@ WORKDIR /src
 COPY package.json pnpm-lock.yaml pnpm-workspace.yaml tsconfig.base.json tsconfig.json ./
 COPY packages/rules/package.json packages/rules/
 COPY packages/contracts/package.json packages/contracts/
+COPY packages/domain/package.json packages/domain/
 COPY packages/accounts/package.json packages/accounts/
 COPY packages/store/package.json packages/store/
 COPY packages/kafka-runtime/package.json packages/kafka-runtime/

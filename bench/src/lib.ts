@@ -24,16 +24,9 @@ export type { ProcessorHooks } from '../../services/processor/dist/processor';
 export { InLoopSweep } from '../../services/processor/dist/in-loop-sweep';
 export type { Task, InputBatch, CommitReport } from '../../services/processor/dist/tasks/task';
 
-export {
-  accountsDomain,
-  accountsOracle,
-  applyAccountEvent,
-  generateAccountEvents,
-  markDormant,
-  mulberry32,
-  DORMANCY_SWEEP,
-  type KeyedEvent,
-} from '../../packages/accounts/dist/index';
+export { accountsDomain, applyAccountEvent, markDormant, DORMANCY_SWEEP } from '../../packages/accounts/dist/index';
+export { accountsOracle, generateAccountEvents, mulberry32 } from '../../packages/accounts/dist/testing/index';
+export type { KeyedEvent } from '../../packages/domain/dist/index';
 export {
   changelogTopicName,
   commandIdFor,

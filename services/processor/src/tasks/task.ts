@@ -1,4 +1,4 @@
-import type { EntityDomain } from '@state-relay/accounts';
+import type { EntityDomain } from '@state-relay/domain';
 import type { StoredEntity } from '@state-relay/contracts';
 import type { TaskStore } from '@state-relay/store';
 import type { KafkaMessage, Producer } from 'kafkajs';
