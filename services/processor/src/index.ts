@@ -5,4 +5,4 @@ export type { ProcessorConfig } from './config';
 export { createProcessorMetrics } from './metrics';
 export type { ProcessorMetrics } from './metrics';
 export { Processor } from './processor';
-export { buildApp } from './app';
+export { buildApp } from './http/app';
