@@ -18,11 +18,13 @@ export {
   Processor,
   createProcessorMetrics,
   loadConfig,
+  type AggregateInput,
+  type CommitReport,
+  type InputBatch,
+  type ProcessingExtension,
   type ProcessorConfig,
+  type TaskContext,
 } from '../../services/processor/dist/index';
-export type { ProcessorHooks } from '../../services/processor/dist/processor';
-export { InLoopSweep } from '../../services/processor/dist/in-loop-sweep';
-export type { Task, InputBatch, CommitReport } from '../../services/processor/dist/tasks/task';
 
 export { accountsDomain, applyAccountEvent, markDormant, DORMANCY_SWEEP } from '../../packages/accounts/dist/index';
 export { accountsOracle, generateAccountEvents, mulberry32 } from '../../packages/accounts/dist/testing/index';

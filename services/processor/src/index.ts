@@ -6,3 +6,6 @@ export { createProcessorMetrics } from './metrics';
 export type { ProcessorMetrics } from './metrics';
 export { Processor } from './processor';
 export { buildApp } from './http/app';
+export type { ProcessorDeps, TaskView } from './processor';
+export type { ProcessingExtension, TaskContext } from './extension';
+export type { CommitReport, InputBatch } from './tasks/task';

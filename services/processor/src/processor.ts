@@ -4,35 +4,26 @@ import { createKafkaClient } from '@state-relay/service-kit';
 import type { Admin, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { ProcessorConfig } from './config';
+import type { ProcessingExtension } from './extension';
 import { GroupConsumer } from './kafka/group-consumer';
 import { provisionTopics } from './kafka/topics';
 import type { ProcessorMetrics } from './metrics';
 import { kafkaPorts } from './tasks/kafka-ports';
 import { TaskLifecycle } from './tasks/lifecycle';
 import { refreshStoreMetrics } from './tasks/store-metrics';
-import type { CommitReport, InputBatch, Task } from './tasks/task';
-
-/**
- * Observers the benchmark plugs in (bench/); the service sets none. `afterFold` runs inside
- * the fetch loop after a batch was folded (what a punctuator would stall); `onCommit` sees
- * every committed transaction.
- */
-export interface ProcessorHooks {
-  afterFold?: (task: Task, batch: InputBatch) => void | Promise<void>;
-  onCommit?: (report: CommitReport) => void;
-}
 
 export interface ProcessorDeps {
   config: ProcessorConfig;
   domain: EntityDomain;
   logger: Logger;
   metrics: ProcessorMetrics;
-  hooks?: ProcessorHooks;
+  /** Code run inside the loop (a punctuator, a commit listener); the service sets none. */
+  extension?: ProcessingExtension;
   /** Tests inject a failing store here. */
   openStore?: (dir: string, task: number) => TaskStore;
 }
 
-/** What the HTTP surface and the benchmark see of the tasks. */
+/** What the HTTP surface and embedders see of the tasks. */
 export type TaskView = Pick<TaskLifecycle, 'owned' | 'read' | 'stateOf'>;
 const NO_TASKS: TaskView = { owned: [], read: () => undefined, stateOf: () => undefined };
 
@@ -74,7 +65,7 @@ export class Processor {
 
   /** Creates missing topics, refuses non-co-partitioned inputs, joins the group. */
   async start(): Promise<void> {
-    const { config, logger, metrics } = this.deps;
+    const { config, logger, metrics, extension } = this.deps;
     const admin = this.kafka.admin();
     this.admin = admin;
     await admin.connect();
@@ -111,7 +102,7 @@ export class Processor {
         commitIntervalMs: config.commitIntervalMs,
         commitMaxRecords: config.commitMaxRecords,
         maxUncommittedRecords: config.maxUncommittedRecords,
-        ...(this.deps.hooks?.onCommit ? { onCommit: this.deps.hooks.onCommit } : {}),
+        ...(extension?.onCommit ? { onCommit: (report) => extension.onCommit!(report) } : {}),
       },
     });
     this.lifecycle = lifecycle;
@@ -124,7 +115,7 @@ export class Processor {
       logger,
       metrics,
       stopping: () => this.stopping,
-      ...(this.deps.hooks?.afterFold ? { afterFold: this.deps.hooks.afterFold } : {}),
+      ...(extension?.afterBatch ? { afterBatch: (task, batch) => extension.afterBatch!(task, batch) } : {}),
     });
     await this.group.run();
     this.stopStoreMetrics = refreshStoreMetrics(lifecycle);

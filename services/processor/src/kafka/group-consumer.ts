@@ -11,7 +11,8 @@ import type { Logger } from 'pino';
 import type { ProcessorConfig } from '../config';
 import type { ProcessorMetrics } from '../metrics';
 import type { TaskLifecycle } from '../tasks/lifecycle';
-import type { InputBatch, Task } from '../tasks/task';
+import type { TaskContext } from '../extension';
+import type { InputBatch } from '../tasks/task';
 
 /** kafkajs's default rebalance timeout, set explicitly: the stall watch must outlast a join. */
 const REBALANCE_TIMEOUT_MS = 60_000;
@@ -28,8 +29,8 @@ export interface GroupConsumerDeps {
   metrics: ProcessorMetrics;
   /** The processor is stopping: a dead consumer is no longer replaced. */
   stopping: () => boolean;
-  /** Awaited inside the fetch loop after a batch was folded into its task. */
-  afterFold?: (task: Task, batch: InputBatch) => void | Promise<void>;
+  /** ProcessingExtension.afterBatch: awaited inside the fetch loop after a batch was folded into its task. */
+  afterBatch?: (task: TaskContext, batch: InputBatch) => void | Promise<void>;
 }
 
 /**
@@ -114,7 +115,7 @@ export class GroupConsumer {
         if (!(await task.foldBatch(input))) return;
         resolveOffset(batch.lastOffset());
         metrics.consumerLag.set({ topic: batch.topic, partition: String(batch.partition) }, Number(batch.offsetLag()));
-        await this.deps.afterFold?.(task, input);
+        await this.deps.afterBatch?.(task, input);
       },
     });
   }
