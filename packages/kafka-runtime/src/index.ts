@@ -12,3 +12,5 @@ export type { KafkaRuntimeErrorCode } from './errors';
 export { withCoordinatorCache } from './coordinator-cache';
 export { watchConsumer, replacementDelayMs, retireConsumer } from './consumer-watch';
 export type { ConsumerDeath, ConsumerWatch, ConsumerWatchOptions } from './consumer-watch';
+export { PartitionReader } from './partition-reader';
+export type { FetchedPart, PartitionReaderOptions } from './partition-reader';
