@@ -14,6 +14,7 @@ WORKDIR /src
 COPY package.json pnpm-lock.yaml pnpm-workspace.yaml tsconfig.base.json tsconfig.json ./
 COPY packages/rules/package.json packages/rules/
 COPY packages/contracts/package.json packages/contracts/
+COPY packages/domain/package.json packages/domain/
 COPY packages/accounts/package.json packages/accounts/
 COPY packages/store/package.json packages/store/
 COPY packages/kafka-runtime/package.json packages/kafka-runtime/
@@ -22,6 +23,8 @@ COPY packages/testkit/package.json packages/testkit/
 COPY packages/service-kit/package.json packages/service-kit/
 COPY services/processor/package.json services/processor/
 COPY services/scanner/package.json services/scanner/
+# A workspace project too (the lockfile lists it), though no image installs or builds it.
+COPY bench/package.json bench/
 # Both services' dependencies in one layer, so the two images share it (better-sqlite3 is
 # compiled once where no prebuilt binary can be downloaded). SERVICE is declared after it.
 RUN pnpm install --frozen-lockfile --filter "@state-relay/processor..." --filter "@state-relay/scanner..." --reporter=silent

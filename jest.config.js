@@ -1,8 +1,12 @@
 // Two projects so either can run alone: `unit` (pure logic, no containers) and
 // `integration` (a real Kafka broker started once by Testcontainers in globalSetup).
 const transform = { '^.+\\.tsx?$': ['@swc/jest', { jsc: { target: 'es2022' } }] };
-// Tests import workspace packages from their TypeScript sources, no build needed.
-const moduleNameMapper = { '^@state-relay/([a-z-]+)$': '<rootDir>/packages/$1/src/index.ts' };
+// Tests import workspace packages from their TypeScript sources, no build needed (a package's
+// `testing` entry point, as its package.json `exports` names it, from src/testing/).
+const moduleNameMapper = {
+  '^@state-relay/([a-z-]+)$': '<rootDir>/packages/$1/src/index.ts',
+  '^@state-relay/([a-z-]+)/testing$': '<rootDir>/packages/$1/src/testing/index.ts',
+};
 const common = { transform, moduleNameMapper, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'] };
 
 module.exports = {

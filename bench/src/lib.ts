@@ -1,39 +1,29 @@
-// Everything the benchmark drives, in one place. bench/ is not a workspace package and adds
-// no dependencies, so it imports the built packages and services by path (tsc -b builds them
-// first through the project references), and the two libraries it uses directly, kafkajs and
-// pino, from the processor's own dependencies: the very copies the processor runs with.
-export * as kafkajs from '../../services/processor/node_modules/kafkajs';
-export type {
-  Kafka,
-  Producer,
-  Consumer,
-  Admin,
-  Message,
-  KafkaMessage,
-} from '../../services/processor/node_modules/kafkajs';
-export { default as pino } from '../../services/processor/node_modules/pino';
-export type { Logger } from '../../services/processor/node_modules/pino';
+import { dirname, join } from 'node:path';
+// Everything the benchmarks drive, in one place, imported by package name (the workspace
+// dependencies in bench/package.json; tsc -b builds them first through the project references).
+// kafkajs and pino are the same versions the services pin: pnpm links one copy of each, so the
+// kafkajs the benchmark's processor instruments (children/transaction-timing.ts) is the one the
+// processor runs with.
+export * as kafkajs from 'kafkajs';
+export type { Kafka, Producer, Consumer, Admin, Message, KafkaMessage } from 'kafkajs';
+export { default as pino } from 'pino';
+export type { Logger } from 'pino';
 
 export {
   Processor,
   createProcessorMetrics,
   loadConfig,
+  type AggregateInput,
+  type CommitReport,
+  type InputBatch,
+  type ProcessingExtension,
   type ProcessorConfig,
-} from '../../services/processor/dist/index';
-export type { ProcessorHooks } from '../../services/processor/dist/processor';
-export { InLoopSweep } from '../../services/processor/dist/in-loop-sweep';
-export type { Task, InputBatch, CommitReport } from '../../services/processor/dist/tasks/task';
+  type TaskContext,
+} from '@state-relay/processor';
 
-export {
-  accountsDomain,
-  accountsOracle,
-  applyAccountEvent,
-  generateAccountEvents,
-  markDormant,
-  mulberry32,
-  DORMANCY_SWEEP,
-  type KeyedEvent,
-} from '../../packages/accounts/dist/index';
+export { accountsDomain, applyAccountEvent, markDormant, DORMANCY_SWEEP } from '@state-relay/accounts';
+export { accountsOracle, generateAccountEvents, mulberry32 } from '@state-relay/accounts/testing';
+export type { KeyedEvent } from '@state-relay/domain';
 export {
   changelogTopicName,
   commandIdFor,
@@ -45,8 +35,13 @@ export {
   type DomainEvent,
   type StoredEntity,
   type UpdateCommand,
-} from '../../packages/contracts/dist/index';
-export { evaluateCondition, type Action, type Condition, type JsonObject } from '../../packages/rules/dist/index';
-export { TaskStore } from '../../packages/store/dist/index';
-export { initTaskProducer, ensureTopics } from '../../packages/kafka-runtime/dist/index';
-export { freePort, startKafka, kafkaImage, metricSum, type StartedKafka } from '../../packages/testkit/dist/index';
+} from '@state-relay/contracts';
+export { evaluateCondition, type Action, type Condition, type JsonObject } from '@state-relay/rules';
+export { TaskStore } from '@state-relay/store';
+export { initTaskProducer, ensureTopics, PartitionReader } from '@state-relay/kafka-runtime';
+export { freePort, startKafka, kafkaImage, metricSum, type StartedKafka } from '@state-relay/testkit';
+
+/** A service's built entry point (`dist/<file>`), to start it as its own process. */
+export function serviceEntry(service: '@state-relay/scanner' | '@state-relay/processor', file: string): string {
+  return join(dirname(require.resolve(`${service}/package.json`)), 'dist', file);
+}

@@ -1,7 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, release, totalmem } from 'node:os';
-import { resolve } from 'node:path';
 import { kafkaImage } from './lib';
 
 export interface Machine {
@@ -20,7 +19,7 @@ export interface Machine {
 
 /** Where the figures come from: they only mean something next to this. */
 export function describeMachine(): Machine {
-  const kafkajsPackage = resolve(__dirname, '../../services/processor/node_modules/kafkajs/package.json');
+  const kafkajsPackage = require.resolve('kafkajs/package.json');
   return {
     date: new Date().toISOString(),
     cpus: availableParallelism(),

@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { Deployment } from './deployment';
 import { peakRssOf, trackProcess } from './ipc';
-import { freePort, type Action, type Condition } from './lib';
+import { freePort, serviceEntry, type Action, type Condition } from './lib';
 
-const SERVER = resolve(__dirname, '../../services/scanner/dist/server.js');
+const SERVER = serviceEntry('@state-relay/scanner', 'server.js');
 
 /** What the benchmark reads of a scan (services/scanner's ScanView). */
 export interface ScanView {

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
-import { accountsOracle, DORMANCY_SWEEP } from '@state-relay/accounts';
+import { DORMANCY_SWEEP } from '@state-relay/accounts';
+import { accountsOracle } from '@state-relay/accounts/testing';
 import { evaluateCondition, type JsonObject } from '@state-relay/rules';
 import { kafkaClient, startKafka, waitUntil, type StartedKafka } from '@state-relay/testkit';
 import { GenericContainer, Network, StartedNetwork, StartedTestContainer, Wait } from 'testcontainers';

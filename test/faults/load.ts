@@ -1,11 +1,6 @@
-import {
-  applyAccountEvent,
-  DORMANCY_SWEEP,
-  generateAccountEvents,
-  mulberry32,
-  validateAccountEvent,
-  type KeyedEvent,
-} from '@state-relay/accounts';
+import type { KeyedEvent } from '@state-relay/domain';
+import { applyAccountEvent, DORMANCY_SWEEP, validateAccountEvent } from '@state-relay/accounts';
+import { generateAccountEvents, mulberry32 } from '@state-relay/accounts/testing';
 import { decodeEvent, encodeEvent, type DomainEvent } from '@state-relay/contracts';
 import { evaluateCondition, type JsonObject } from '@state-relay/rules';
 import { readTopic } from '@state-relay/testkit';

@@ -16,7 +16,7 @@ import { kafkaClient, readTopic, testBrokers } from '@state-relay/testkit';
 import type { FastifyInstance } from 'fastify';
 import type { Kafka } from 'kafkajs';
 import { aggregate } from '../../services/processor/src/aggregate';
-import { buildApp as buildProcessorApp } from '../../services/processor/src/app';
+import { buildApp as buildProcessorApp } from '../../services/processor/src/http/app';
 import { createProcessorMetrics } from '../../services/processor/src/metrics';
 import { newDeployment, ProcessorProcess, produceEvents, waitCaughtUp } from '../../services/processor/test/harness';
 import { buildApp } from '../../services/scanner/src/app';

@@ -1,6 +1,5 @@
-import { resolve } from 'node:path';
 import { runChild, type ChildMessage } from '../ipc';
-import { kafkajs, type Kafka, type KafkaMessage } from '../lib';
+import { kafkajs, PartitionReader, type Kafka } from '../lib';
 
 export interface ChangelogReaderConfig {
   brokers: string[];
@@ -97,23 +96,7 @@ async function readWithConsumer(
 }
 
 /** kafka-runtime's PartitionReader, as much of it as this reader uses. */
-interface PartitionReaderLike {
-  fetch(positions: Map<number, bigint>): Promise<Array<{ partition: number; messages: KafkaMessage[]; next: bigint }>>;
-  close(): Promise<void>;
-}
-interface PartitionReaderModule {
-  PartitionReader: {
-    open(
-      kafka: Kafka,
-      topic: string,
-      o: { maxBytesPerPartition: number; maxBytes: number; maxWaitTimeMs?: number },
-    ): Promise<PartitionReaderLike | null>;
-  };
-}
-const PARTITION_READER = resolve(__dirname, '../../../packages/kafka-runtime/dist/partition-reader.js');
-
 async function readDirect(kafka: Kafka, cfg: ChangelogReaderConfig, ends: Map<number, bigint>): Promise<ReadResult> {
-  const { PartitionReader } = require(PARTITION_READER) as PartitionReaderModule;
   const reader = await PartitionReader.open(kafka, cfg.topic, {
     maxBytesPerPartition: cfg.maxBytesPerPartition,
     maxBytes: cfg.maxBytes,

@@ -10,13 +10,13 @@ import {
   accountsDomain,
   createProcessorMetrics,
   DORMANCY_SWEEP,
-  InLoopSweep,
   loadConfig,
   pino,
   Processor,
   type CommitReport,
-  type ProcessorHooks,
+  type ProcessingExtension,
 } from '../lib';
+import { InLoopSweep } from '../in-loop-sweep';
 
 export interface ProcessorChildConfig {
   brokers: string[];
@@ -33,7 +33,7 @@ export interface ProcessorChildConfig {
   txRetryMs?: number;
 }
 
-/** One committed unit of work (one Kafka transaction of one task), as the processor's onCommit hook reports it. */
+/** One committed unit of work (one Kafka transaction of one task), as the extension's onCommit sees it. */
 export interface CommitEntry {
   task: number;
   /** The unit was swapped out and its transaction begun (epoch ms). */
@@ -81,9 +81,9 @@ export interface SweepCommand extends ChildMessage {
 }
 
 /**
- * A real Processor (the service's class and defaults), plus the benchmark's observers
- * (ProcessorDeps.hooks): onCommit gives every committed transaction with its input records'
- * timestamps, hence each event's produce → commit latency; afterFold runs the in-loop sweep
+ * A real Processor (the service's class and defaults), plus the benchmark's extension
+ * (ProcessorDeps.extension): onCommit gives every committed transaction with its input records'
+ * timestamps, hence each event's produce → commit latency; afterBatch runs the in-loop sweep
  * when the parent asks for one, inside the fetch loop (as a punctuator would).
  */
 runChild<ProcessorChildConfig>(async (cfg, send) => {
@@ -171,7 +171,7 @@ runChild<ProcessorChildConfig>(async (cfg, send) => {
 
   instrumentFetches(config.appId, (startedAt, ms) => report.fetches.push([startedAt, ms]));
 
-  const hooks: ProcessorHooks = {
+  const extension: ProcessingExtension = {
     onCommit: (r: CommitReport) => {
       const flushedAt = Date.now();
       committedUnit.set(r.task, Math.max(committedUnit.get(r.task) ?? -1, r.unit));
@@ -197,9 +197,9 @@ runChild<ProcessorChildConfig>(async (cfg, send) => {
         oldestEvent: Number.isFinite(oldest) ? oldest : null,
       });
     },
-    // Synchronous: the slice folds its commands into the task's open unit (Task.applyGenerated);
+    // Synchronous: the slice folds its commands into the task's open unit (TaskContext.foldInputs);
     // the CommitReport with that unit's number carries them.
-    afterFold: (task) => {
+    afterBatch: (task) => {
       const s = sweep;
       if (!s || s.walkedAt !== undefined) return;
       const changes = s.run.progress.changes;
@@ -209,7 +209,7 @@ runChild<ProcessorChildConfig>(async (cfg, send) => {
     },
   };
 
-  const processor = new Processor({ config, domain: accountsDomain, logger, metrics, hooks });
+  const processor = new Processor({ config, domain: accountsDomain, logger, metrics, extension });
   const loop = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();
   const takeLoopDelay = () => {

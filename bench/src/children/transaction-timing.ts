@@ -115,7 +115,7 @@ type ConsumerConfig = Parameters<kafkajs.Kafka['consumer']>[0];
 /**
  * The fetch loop of the consumer of group `groupId` in this process (the processor's own, not
  * its restore consumers): when each fetch started and how long it took. A long gap between two
- * fetch starts is the fetch loop standing still (a blocking afterFold, a synchronous fold).
+ * fetch starts is the fetch loop standing still (a blocking afterBatch, a synchronous fold).
  */
 export function instrumentFetches(groupId: string, onFetch: (startedAt: number, ms: number) => void): void {
   const original = kafkajs.Kafka.prototype.consumer;

@@ -1,6 +1,6 @@
 import type { Action, Condition } from '@state-relay/rules';
 import { accountActions } from './actions';
-import type { EntityDomain } from './domain';
+import type { EntityDomain } from '@state-relay/domain';
 import { applyAccountEvent, validateAccountEvent } from './fold';
 
 /** The demo domain as the processor sees it. */

@@ -1,4 +1,5 @@
-import { accountsOracle, DORMANT_AFTER_MS, generateAccountEvents, type AccountEventsOptions } from '../src';
+import { DORMANT_AFTER_MS } from '../src';
+import { accountsOracle, generateAccountEvents, type AccountEventsOptions } from '../src/testing';
 
 const NOW = Date.UTC(2025, 0, 1);
 const options: AccountEventsOptions = { accounts: 200, eventsPerAccount: 5, seed: 42, now: NOW, dormantFraction: 0.25 };

@@ -1,5 +1,5 @@
 import type { DomainEvent } from '@state-relay/contracts';
-import { accountsOracle } from '../src';
+import { accountsOracle } from '../src/testing';
 
 const ev = (type: string, at: number, data = {}): DomainEvent => ({ type, at, data });
 

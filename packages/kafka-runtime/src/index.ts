@@ -14,3 +14,5 @@ export { watchConsumer, replacementDelayMs, retireConsumer } from './consumer-wa
 export type { ConsumerDeath, ConsumerWatch, ConsumerWatchOptions } from './consumer-watch';
 export { ReplaceableAdmin, AdminCallTimeoutError, DEFAULT_ADMIN_CALL_TIMEOUT_MS } from './replaceable-admin';
 export type { AdminCalls, ReplaceableAdminOptions } from './replaceable-admin';
+export { PartitionReader } from './partition-reader';
+export type { FetchedPart, PartitionReaderOptions } from './partition-reader';

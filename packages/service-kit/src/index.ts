@@ -2,6 +2,7 @@
 // process around a service, the HTTP base (error contract, health, metrics, OpenAPI) and the
 // default metrics. Only the services' edge modules (config, server, app, metrics, errors) use it.
 export { configTableDrift, readConfigTable, type DocumentedVariable } from './config/config-table';
+export { fromEnv } from './config/from-env';
 export { EnvVar, LOG_LEVELS, PROBLEM_KEYWORD, type LogLevel } from './config/env-vars';
 export { loadEnv, type EnvRefinement } from './config/load-env';
 export {
@@ -28,5 +29,5 @@ export {
 } from './http/service-app';
 export { createKafkaClient, KAFKA_RETRY, kafkaLogCreator, type KafkaClientOptions } from './kafka';
 export { createServiceLogger, REDACTED_PATHS, type ServiceLoggerOptions } from './logger';
-export { createServiceRegistry } from './metrics';
+export { createServiceRegistry, metricFactory, type MetricFactory } from './metrics';
 export { FORCE_EXIT_MS, runService, type ServiceDefinition, type ServiceLifecycle } from './run-service';

@@ -1,5 +1,5 @@
 import { Counter } from 'prom-client';
-import { createServiceRegistry } from '../src';
+import { createServiceRegistry, metricFactory } from '../src';
 
 describe('a service registry', () => {
   it("has Node's default metrics under their standard names, labelled with the service", async () => {
@@ -18,5 +18,23 @@ describe('a service registry', () => {
     const registry = createServiceRegistry('scanner');
     new Counter({ name: 'scanner_things_total', help: 'things', registers: [registry] }).inc();
     expect(await registry.metrics()).toMatch(/^scanner_things_total 1$/m);
+  });
+
+  it('declares counters, gauges and histograms on it, each in one call', async () => {
+    const registry = createServiceRegistry('scanner');
+    const metrics = metricFactory(registry);
+    metrics.counter('scanner_sent_total', 'sent', ['topic']).inc({ topic: 't' }, 2);
+    metrics.gauge('scanner_level', 'level').set(3);
+    let collected = 0;
+    metrics.gauge('scanner_collected', 'collected', ['part'], function () {
+      this.set({ part: 'a' }, ++collected);
+    });
+    metrics.histogram('scanner_wait_seconds', 'wait', [0.1, 1]).observe(0.5);
+    const text = await registry.metrics();
+    expect(text).toMatch(/^# HELP scanner_sent_total sent$/m);
+    expect(text).toMatch(/^scanner_sent_total\{topic="t"\} 2$/m);
+    expect(text).toMatch(/^scanner_level 3$/m);
+    expect(text).toMatch(/^scanner_collected\{part="a"\} 1$/m);
+    expect(text).toMatch(/^scanner_wait_seconds_bucket\{le="1"\} 1$/m);
   });
 });

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { changelogTopicName } from '@state-relay/contracts';
-import { ConfigError, EnvVar, loadEnv } from '@state-relay/service-kit';
+import { ConfigError, EnvVar, fromEnv, loadEnv } from '@state-relay/service-kit';
 
 /** Everything the processor reads from its environment, validated once at start. */
 export interface ProcessorConfig {
@@ -112,29 +112,31 @@ export function loadServerConfig(env: NodeJS.ProcessEnv): ServerConfig {
 
 type ProcessorEnv = Static<typeof PROCESSOR_ENV>;
 
+/** Each field of ProcessorConfig read from its variable (the changelog's name is derived). */
+const CONFIG_FROM_ENV = {
+  brokers: 'KAFKA_BROKERS',
+  appId: 'APP_ID',
+  storeName: 'STORE_NAME',
+  eventsTopic: 'EVENTS_TOPIC',
+  commandsTopic: 'COMMANDS_TOPIC',
+  resultsTopic: 'RESULTS_TOPIC',
+  deadLetterTopic: 'DEAD_LETTER_TOPIC',
+  partitions: 'PARTITIONS',
+  stateDir: 'STATE_DIR',
+  httpHost: 'HTTP_HOST',
+  httpPort: 'HTTP_PORT',
+  logLevel: 'LOG_LEVEL',
+  transactionTimeoutMs: 'TRANSACTION_TIMEOUT_MS',
+  sessionTimeoutMs: 'SESSION_TIMEOUT_MS',
+  concurrency: 'CONCURRENCY',
+  commitIntervalMs: 'COMMIT_INTERVAL_MS',
+  commitMaxRecords: 'COMMIT_MAX_RECORDS',
+  maxUncommittedRecords: 'MAX_UNCOMMITTED_RECORDS',
+  fetchMaxBytesPerPartition: 'FETCH_MAX_BYTES_PER_PARTITION',
+} as const satisfies Record<Exclude<keyof ProcessorConfig, 'changelogTopic'>, keyof ProcessorEnv>;
+
 function toProcessorConfig(v: ProcessorEnv): ProcessorConfig {
-  return {
-    brokers: v.KAFKA_BROKERS,
-    appId: v.APP_ID,
-    storeName: v.STORE_NAME,
-    eventsTopic: v.EVENTS_TOPIC,
-    commandsTopic: v.COMMANDS_TOPIC,
-    resultsTopic: v.RESULTS_TOPIC,
-    deadLetterTopic: v.DEAD_LETTER_TOPIC,
-    changelogTopic: changelogTopicName(v.APP_ID, v.STORE_NAME),
-    partitions: v.PARTITIONS,
-    stateDir: v.STATE_DIR,
-    httpHost: v.HTTP_HOST,
-    httpPort: v.HTTP_PORT,
-    logLevel: v.LOG_LEVEL,
-    transactionTimeoutMs: v.TRANSACTION_TIMEOUT_MS,
-    sessionTimeoutMs: v.SESSION_TIMEOUT_MS,
-    concurrency: v.CONCURRENCY,
-    commitIntervalMs: v.COMMIT_INTERVAL_MS,
-    commitMaxRecords: v.COMMIT_MAX_RECORDS,
-    maxUncommittedRecords: v.MAX_UNCOMMITTED_RECORDS,
-    fetchMaxBytesPerPartition: v.FETCH_MAX_BYTES_PER_PARTITION,
-  };
+  return { ...fromEnv(v, CONFIG_FROM_ENV), changelogTopic: changelogTopicName(v.APP_ID, v.STORE_NAME) };
 }
 
 function checkProcessor(v: Partial<ProcessorEnv>, problems: string[]): void {

@@ -5,4 +5,7 @@ export type { ProcessorConfig } from './config';
 export { createProcessorMetrics } from './metrics';
 export type { ProcessorMetrics } from './metrics';
 export { Processor } from './processor';
-export { buildApp } from './app';
+export { buildApp } from './http/app';
+export type { ProcessorDeps, TaskView } from './processor';
+export type { ProcessingExtension, TaskContext } from './extension';
+export type { CommitReport, InputBatch } from './tasks/task';

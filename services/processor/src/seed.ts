@@ -1,4 +1,4 @@
-import { generateAccountEvents } from '@state-relay/accounts';
+import { generateAccountEvents } from '@state-relay/accounts/testing';
 import { encodeEvent } from '@state-relay/contracts';
 import { Kafka, logLevel } from 'kafkajs';
 

@@ -1,6 +1,6 @@
 import { accountsDomain } from '@state-relay/accounts';
 import { createServiceLogger, runService } from '@state-relay/service-kit';
-import { buildApp } from './app';
+import { buildApp } from './http/app';
 import { loadServerConfig } from './config';
 import { createProcessorMetrics } from './metrics';
 import { Processor } from './processor';

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import fc from 'fast-check';
-import { accountsOracle, validateAccountEvent, type KeyedEvent } from '@state-relay/accounts';
+import type { KeyedEvent } from '@state-relay/domain';
+import { validateAccountEvent } from '@state-relay/accounts';
+import { accountsOracle } from '@state-relay/accounts/testing';
 import { DEAD_LETTER_HEADERS, decodeCommand, decodeEvent, encodeEvent, isDecodeError } from '@state-relay/contracts';
 import { kafkaClient, testBrokers, uniqueName, waitUntil } from '@state-relay/testkit';
 import type { Kafka, Message } from 'kafkajs';

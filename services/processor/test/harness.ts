@@ -2,7 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { generateAccountEvents } from '@state-relay/accounts';
+import { generateAccountEvents } from '@state-relay/accounts/testing';
 import { decodeStoredEntity, encodeEvent, type DomainEvent, type StoredEntity } from '@state-relay/contracts';
 import { freePort, metricSum, readTopic, uniqueName, waitUntil } from '@state-relay/testkit';
 import type { Kafka } from 'kafkajs';

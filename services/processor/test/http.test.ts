@@ -1,7 +1,7 @@
 import type { StoredEntity } from '@state-relay/contracts';
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
-import { buildApp } from '../src/app';
+import { buildApp } from '../src/http/app';
 import type { StateReadAuth } from '../src/config';
 import { createProcessorMetrics } from '../src/metrics';
 

@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { accountsDomain, accountsOracle } from '@state-relay/accounts';
+import { accountsDomain } from '@state-relay/accounts';
+import { accountsOracle } from '@state-relay/accounts/testing';
 import { commandIdFor, decodeCommandResult, encodeCommand, type UpdateCommand } from '@state-relay/contracts';
 import { TaskStore } from '@state-relay/store';
 import { kafkaClient, readTopic, testBrokers, waitUntil } from '@state-relay/testkit';
@@ -10,7 +11,8 @@ import type { Kafka } from 'kafkajs';
 import pino from 'pino';
 import { loadConfig } from '../src/config';
 import { createProcessorMetrics } from '../src/metrics';
-import { Processor, type ProcessorHooks } from '../src/processor';
+import type { ProcessingExtension } from '../src/extension';
+import { Processor } from '../src/processor';
 import { changelogState, demoEvents, newDeployment, produceEvents, waitCaughtUp, type Deployment } from './harness';
 import { loadConfig as loadScannerConfig } from '../../scanner/src/config';
 import { createScannerMetrics } from '../../scanner/src/metrics';
@@ -27,7 +29,7 @@ function processorFor(
   d: Deployment,
   stateDir: string,
   openStore?: (dir: string, task: number) => TaskStore,
-  hooks?: ProcessorHooks,
+  extension?: ProcessingExtension,
   logger: pino.Logger = silent,
 ) {
   const config = loadConfig({
@@ -48,7 +50,7 @@ function processorFor(
     logger,
     metrics,
     ...(openStore ? { openStore } : {}),
-    ...(hooks ? { hooks } : {}),
+    ...(extension ? { extension } : {}),
   });
   return { processor, metrics };
 }
@@ -157,8 +159,8 @@ describe('task lifecycle against a real broker', () => {
   it('a consumer kafkajs gives up on is replaced in this process: nothing lost, nothing applied twice', async () => {
     const d = newDeployment(testBrokers(), 2);
     let armed = false;
-    const hooks: ProcessorHooks = {
-      afterFold: () => {
+    const extension: ProcessingExtension = {
+      afterBatch: () => {
         if (!armed) return;
         armed = false;
         // kafkajs bails out of its fetch loop on this error name and emits CRASH with
@@ -168,7 +170,7 @@ describe('task lifecycle against a real broker', () => {
         throw err;
       },
     };
-    const { processor, metrics } = processorFor(d, tmp('replaced'), undefined, hooks);
+    const { processor, metrics } = processorFor(d, tmp('replaced'), undefined, extension);
     cleanups.push(() => processor.stop());
     await processor.start();
     await ready(processor);

@@ -1,4 +1,4 @@
-import { accountsOracle } from '@state-relay/accounts';
+import { accountsOracle } from '@state-relay/accounts/testing';
 import { commandIdFor, decodeCommandResult, encodeCommand, type UpdateCommand } from '@state-relay/contracts';
 import { kafkaClient, readTopic, testBrokers, waitUntil } from '@state-relay/testkit';
 import type { Kafka } from 'kafkajs';

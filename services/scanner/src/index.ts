@@ -20,3 +20,8 @@ export { ScanStore } from './scan-store';
 export type { ScanService, ReplicaHealth } from './scan-service';
 export type { ScanView } from './scan-view';
 export type { ScanRecord, ScanSpec, ScanOptions, ScanStatus, ScanPhase } from './scan';
+// What the scanner's benchmark (bench/src/scanner/scan-bench.ts) assembles a scanner from.
+export { CommandLagProbe } from './command-lag';
+export { CommandSender } from './command-sender';
+export { COMMANDS_PER_BATCH, COMMANDS_PER_REQUEST } from './scan-plan';
+export { EngineScanService } from './scan-service';

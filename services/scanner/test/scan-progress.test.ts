@@ -1,5 +1,5 @@
 import { encodeStoredEntity } from '@state-relay/contracts';
-import { mulberry32 } from '@state-relay/accounts';
+import { mulberry32 } from '@state-relay/accounts/testing';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,6 +1,7 @@
 import { execFile, type ChildProcess } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import { accountsOracle, DORMANCY_SWEEP } from '@state-relay/accounts';
+import { DORMANCY_SWEEP } from '@state-relay/accounts';
+import { accountsOracle } from '@state-relay/accounts/testing';
 import { decodeCommand, type StoredEntity } from '@state-relay/contracts';
 import { evaluateCondition, type JsonObject } from '@state-relay/rules';
 import { kafkaClient, readTopic, testBrokers, waitUntil } from '@state-relay/testkit';

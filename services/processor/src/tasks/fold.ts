@@ -1,4 +1,4 @@
-import type { EntityDomain } from '@state-relay/accounts';
+import type { EntityDomain } from '@state-relay/domain';
 import {
   decodeCommand,
   decodeEvent,

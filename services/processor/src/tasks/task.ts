@@ -1,9 +1,10 @@
-import type { EntityDomain } from '@state-relay/accounts';
+import type { EntityDomain } from '@state-relay/domain';
 import type { StoredEntity } from '@state-relay/contracts';
 import type { TaskStore } from '@state-relay/store';
 import type { KafkaMessage, Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { AggregateInput } from '../aggregate';
+import type { TaskContext } from '../extension';
 import type { ProcessorMetrics } from '../metrics';
 import { asTaskFailure, TaskFailure, type TaskFailureKind } from './errors';
 import { foldInput, foldRecord, type FoldContext } from './fold';
@@ -26,7 +27,7 @@ export interface InputBatch {
   lastOffset: string;
 }
 
-/** What one committed transaction carried (for metrics and the benchmark's observer). */
+/** What one committed transaction carried (for metrics and an extension's onCommit). */
 export interface CommitReport {
   task: number;
   /** The unit's number within the task (see Task.openUnit): what an observer matches folds to. */
@@ -87,7 +88,7 @@ const CLOSE_WAIT_MS = 15_000;
  * commits the unit while the next one accumulates. Reads see open unit → committing unit →
  * SQLite. SQLite gets a unit only after its transaction committed.
  */
-export class Task {
+export class Task implements TaskContext {
   private current: TaskState = 'CREATED';
   /** Bumped on every entry into RESTORING: work started for an older incarnation is void. */
   incarnation = 0;
@@ -236,11 +237,8 @@ export class Task {
     this.open.offsets.set(topic, next);
   }
 
-  /**
-   * Folds inputs made inside the processor (the benchmark's in-loop sweep, a punctuator)
-   * into the open unit through the same aggregate path. Returns how many changed an entity.
-   */
-  applyGenerated(inputs: Iterable<[string, AggregateInput]>): number {
+  /** See TaskContext.foldInputs: an extension's inputs, into the open unit (nothing unless RUNNING). */
+  foldInputs(inputs: Iterable<[string, AggregateInput]>): number {
     if (this.current !== 'RUNNING') return 0;
     let changed = 0;
     for (const [key, input] of inputs) if (foldInput(this.open, key, input, this.fold).changed) changed++;
@@ -257,8 +255,8 @@ export class Task {
     }
   }
 
-  /** Committed entities after `afterKey` in key order (the benchmark's in-loop sweep). */
-  keysAfter(afterKey: string | null, limit: number): Array<[string, StoredEntity]> {
+  /** See TaskContext.entitiesAfter: committed entities in key order. */
+  entitiesAfter(afterKey: string | null, limit: number): Array<[string, StoredEntity]> {
     return this.store?.keysAfter(afterKey, limit) ?? [];
   }
 

@@ -1,10 +1,11 @@
 import { Type } from '@sinclair/typebox';
-import { createServiceApp, ErrorBodySchema, HTTP_ERRORS, requireBearer } from '@state-relay/service-kit';
+import { createServiceApp, HTTP_ERRORS } from '@state-relay/service-kit';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import type { StateReadAuth } from './config';
-import type { ProcessorMetrics } from './metrics';
-import type { Processor } from './processor';
+import type { StateReadAuth } from '../config';
+import type { ProcessorMetrics } from '../metrics';
+import type { Processor } from '../processor';
+import { stateRoutes } from './state-routes';
 
 /** Every error code the processor's HTTP API answers with; README.md documents each (test/errors.test.ts). */
 export const ERRORS = {
@@ -26,19 +27,6 @@ const BODY_LIMIT = 1024;
 const Readiness = Type.Object({
   ready: Type.Boolean(),
   tasks: Type.Array(Type.Integer(), { description: 'The tasks (partitions) assigned to this instance' }),
-});
-
-const StateParams = Type.Object({ key: Type.String({ minLength: 1, maxLength: 512 }) });
-const StateBody = Type.Object({
-  key: Type.String(),
-  task: Type.Integer({ description: 'The task (partition) holding the entity' }),
-  version: Type.Integer(),
-  value: Type.Unknown({ description: "The entity's committed value" }),
-});
-const StateNotFound = Type.Object({
-  error: Type.Literal('not_found'),
-  message: Type.String(),
-  ownedTasks: Type.Array(Type.Integer()),
 });
 
 /**
@@ -64,33 +52,4 @@ export function buildApp({ processor, metrics, logger, stateAuth }: AppDeps): Fa
   // A plugin, as the kit asks: loaded after the kit's OpenAPI hook, so the document lists it.
   app.register(async (routes) => stateRoutes(routes, processor, stateAuth));
   return app;
-}
-
-function stateRoutes(app: FastifyInstance, processor: AppDeps['processor'], stateAuth: StateReadAuth): void {
-  app.get(
-    '/state/:key',
-    {
-      // Before anything is parsed; answers 401 in the API's shape and never echoes a token.
-      onRequest: stateAuth.kind === 'bearer' ? [requireBearer(stateAuth.token)] : [],
-      schema: {
-        tags: ['state'],
-        description: 'The committed entity, if a task of this instance holds it',
-        ...(stateAuth.kind === 'bearer' ? { security: [{ bearerAuth: [] }] } : {}),
-        params: StateParams,
-        response: { 200: StateBody, 400: ErrorBodySchema, 401: ErrorBodySchema, 404: StateNotFound },
-      },
-    },
-    async (request, reply) => {
-      const { key } = request.params as { key: string };
-      const found = await processor.tasks.read(key);
-      if (!found) {
-        return reply.status(404).send({
-          error: 'not_found' as const,
-          message: `no entity "${key}" in the tasks this instance owns`,
-          ownedTasks: processor.tasks.owned,
-        });
-      }
-      return { key, task: found.task, version: found.entity.version, value: found.entity.value };
-    },
-  );
 }

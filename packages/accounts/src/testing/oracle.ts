@@ -1,6 +1,6 @@
 import type { JsonObject } from '@state-relay/rules';
-import type { KeyedEvent } from './domain';
-import { applyAccountEvent, validateAccountEvent } from './fold';
+import type { KeyedEvent } from '@state-relay/domain';
+import { applyAccountEvent, validateAccountEvent } from '../fold';
 
 /**
  * The expected state after `events`, folded in order in one loop. Invalid events are

@@ -1,6 +1,6 @@
 import type { DomainEvent } from '@state-relay/contracts';
-import { DORMANT_AFTER_MS } from './accounts-domain';
-import type { KeyedEvent } from './domain';
+import { DORMANT_AFTER_MS } from '../accounts-domain';
+import type { KeyedEvent } from '@state-relay/domain';
 import { mulberry32 } from './prng';
 
 export interface AccountEventsOptions {

@@ -1,18 +1,23 @@
-import { commandIdFor, type UpdateCommand } from '@state-relay/contracts';
-import { evaluateCondition, type Action, type Condition } from '@state-relay/rules';
-import type { AggregateInput } from './aggregate';
-import type { Task } from './tasks/task';
+import {
+  commandIdFor,
+  evaluateCondition,
+  type Action,
+  type AggregateInput,
+  type Condition,
+  type TaskContext,
+  type UpdateCommand,
+} from './lib';
 
 /**
- * BENCHMARK-ONLY. The sweep done *inside* the processing loop — Kafka Streams' punctuator —
- * which is what the topic relay exists to replace. bench/ wires `slice` into
- * ProcessorHooks.afterFold to measure how much it stalls event processing; the service
- * never uses it.
+ * The sweep done *inside* the processing loop — Kafka Streams' punctuator — which is what the
+ * topic relay exists to replace. The benchmark's processor (children/processor-child.ts) wires
+ * `slice` into its ProcessingExtension.afterBatch to measure how much it stalls event
+ * processing; the service never runs it.
  *
  * After a batch of task p is folded, still inside the fetch loop, the next slice of p's
- * store is walked in key order; each entity matching the condition becomes a command input
- * that goes through the same `aggregate` path into the task's open unit of work
- * (Task.applyGenerated), committed with the task's next transaction. `keysPerSlice:
+ * store is walked in key order (TaskContext.entitiesAfter); each entity matching the condition
+ * becomes a command input that goes through the same `aggregate` path into the task's open unit
+ * of work (TaskContext.foldInputs), committed with the task's next transaction. `keysPerSlice:
  * Infinity` walks the whole store of the task in one synchronous go (blocking); a finite K
  * walks K keys per slice (chunked). A task only advances when it gets a batch, as a
  * stream-time punctuator would.
@@ -54,7 +59,7 @@ export class InLoopSweep {
   }
 
   /** One slice of `task`'s sweep; a no-op for tasks that are done or not part of it. */
-  slice(task: Task): void {
+  slice(task: TaskContext): void {
     if (!this.cursors.has(task.id)) return;
     const every = this.options.sliceEveryMs ?? 0;
     if (every > 0) {
@@ -69,7 +74,7 @@ export class InLoopSweep {
     let finished = false;
     while (walked < budget) {
       const want = Math.min(PAGE, budget - walked);
-      const page = task.keysAfter(cursor, want);
+      const page = task.entitiesAfter(cursor, want);
       for (const [key, entity] of page) {
         if (evaluateCondition(this.options.condition, entity.value, { asOf: this.options.asOf })) {
           inputs.push([key, { kind: 'command', command: this.command(key) }]);
@@ -82,7 +87,7 @@ export class InLoopSweep {
         break;
       }
     }
-    const changes = task.applyGenerated(inputs);
+    const changes = task.foldInputs(inputs);
     this.progress.walked += walked;
     this.progress.matched += inputs.length;
     this.progress.changes += changes;

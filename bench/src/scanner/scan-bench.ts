@@ -2,8 +2,8 @@ import { encodeStoredEntity } from '@state-relay/contracts';
 // Benchmark of unlimited-rate scans: a replica of N rows (default 1,000,000, 10% matching the
 // dormancy sweep) walked and its commands emitted to a real broker, several runs. Not a test: it
 // prints figures and writes them to docs/benchmarks/scanner.{json,md}. Needs the container
-// runtime for the broker:
-//   bash scripts/with-runtime.sh pnpm --filter @state-relay/scanner bench -- --rows 1000000
+// runtime for the broker, which the root script starts:
+//   pnpm bench:scanner --rows 1000000
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -13,14 +13,17 @@ import { DORMANCY_SWEEP } from '@state-relay/accounts';
 import { ReplicaStore, type ChangelogRecord } from '@state-relay/store';
 import { createTopics, kafkaClient, startKafka } from '@state-relay/testkit';
 import pino from 'pino';
-import { buildApp } from '../src/app';
-import { CommandLagProbe } from '../src/command-lag';
-import { CommandSender } from '../src/command-sender';
-import { createScannerMetrics } from '../src/metrics';
-import { ScanEngine } from '../src/scan-engine';
-import { COMMANDS_PER_BATCH, COMMANDS_PER_REQUEST } from '../src/scan-plan';
-import { EngineScanService } from '../src/scan-service';
-import { ScanStore } from '../src/scan-store';
+import {
+  buildApp,
+  CommandLagProbe,
+  CommandSender,
+  COMMANDS_PER_BATCH,
+  COMMANDS_PER_REQUEST,
+  createScannerMetrics,
+  EngineScanService,
+  ScanEngine,
+  ScanStore,
+} from '@state-relay/scanner';
 
 const DAY = 86_400_000;
 const AS_OF = Date.UTC(2026, 10, 1);
@@ -287,7 +290,7 @@ ${table([
   ['peak RSS (whole process, replica seeding included)', `${r.peakRssMb} MB`],
 ])}
 
-Reproduce: \`bash scripts/with-runtime.sh pnpm --filter @state-relay/scanner bench -- --rows ${r.rows} --runs ${r.runs.length}\`
+Reproduce: \`pnpm bench:scanner --rows ${r.rows} --runs ${r.runs.length}\`
 `;
   writeFileSync(join(dir, 'scanner.md'), md);
   console.log(`wrote ${join(dir, 'scanner.json')} and scanner.md`);

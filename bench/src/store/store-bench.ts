@@ -1,12 +1,12 @@
 // Micro-benchmark of the store's hot paths. Not a test: prints figures, asserts nothing.
-//   pnpm --filter @state-relay/store bench     (compiles with bench/tsconfig.json, then runs)
+//   pnpm bench:store     (builds bench/, then runs)
 // Env-free on purpose; sizes are the constants below.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { encodeStoredEntity, seenOf } from '@state-relay/contracts';
-import { ReplicaStore, TaskStore, type ChangelogRecord, type StoredEntity } from '../src/index';
+import { ReplicaStore, TaskStore, type ChangelogRecord, type StoredEntity } from '@state-relay/store';
 
 const COMMIT_ROWS = 100_000;
 const APPLY_ROWS = 100_000;

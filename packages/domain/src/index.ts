@@ -1,0 +1,1 @@
+export type { EntityDomain, KeyedEvent } from './entity-domain';

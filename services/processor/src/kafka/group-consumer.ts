@@ -1,0 +1,163 @@
+import {
+  CoPartitionedAssigner,
+  retireConsumer,
+  tasksOf,
+  watchConsumer,
+  type ConsumerDeath,
+  type ConsumerWatch,
+} from '@state-relay/kafka-runtime';
+import type { Consumer, Kafka } from 'kafkajs';
+import type { Logger } from 'pino';
+import type { ProcessorConfig } from '../config';
+import type { ProcessorMetrics } from '../metrics';
+import type { TaskLifecycle } from '../tasks/lifecycle';
+import type { TaskContext } from '../extension';
+import type { InputBatch } from '../tasks/task';
+
+/** kafkajs's default rebalance timeout, set explicitly: the stall watch must outlast a join. */
+const REBALANCE_TIMEOUT_MS = 60_000;
+/** No fetch, join or rebalance for this long: the consumer is hung (a join takes at most the rebalance timeout). */
+const CONSUMER_STALL_MS = REBALANCE_TIMEOUT_MS + 30_000;
+
+export interface GroupConsumerDeps {
+  kafka: Kafka;
+  groupId: string;
+  inputTopics: readonly string[];
+  config: Pick<ProcessorConfig, 'sessionTimeoutMs' | 'fetchMaxBytesPerPartition' | 'concurrency'>;
+  lifecycle: TaskLifecycle;
+  logger: Logger;
+  metrics: ProcessorMetrics;
+  /** The processor is stopping: a dead consumer is no longer replaced. */
+  stopping: () => boolean;
+  /** ProcessingExtension.afterBatch: awaited inside the fetch loop after a batch was folded into its task. */
+  afterBatch?: (task: TaskContext, batch: InputBatch) => void | Promise<void>;
+}
+
+/**
+ * The consumer loop: one group consumer over both inputs with the co-partitioned assigner.
+ * Each generation's assignment goes to the task lifecycle; each fetched batch is folded by its
+ * RUNNING task. Recovery: a consumer kafkajs gives up on, or that hangs, is replaced in this
+ * process (see run and replace).
+ */
+export class GroupConsumer {
+  private consumer?: Consumer;
+  private watch?: ConsumerWatch;
+  private joinedGroup = false;
+  /** Consumer replacements since the last successful join. */
+  private replacements = 0;
+
+  constructor(private readonly deps: GroupConsumerDeps) {}
+
+  /** The consumer in use now (the lifecycle pauses, resumes and seeks through it). */
+  get current(): Consumer {
+    return this.consumer!;
+  }
+
+  /** The group has been joined, and the consumer has not been lost since. */
+  get joined(): boolean {
+    return this.joinedGroup;
+  }
+
+  /**
+   * Creates, joins and runs the group consumer, watched: if kafkajs gives up on it (a CRASH it
+   * will not restart from) or it hangs, it is replaced in this process. The tasks live on: their
+   * producers and stores do not depend on the consumer, and the new member's first GROUP_JOIN
+   * re-seeks every RUNNING task to its own position (kafkajs would start at the committed offsets).
+   */
+  async run(): Promise<void> {
+    const { kafka, groupId, inputTopics, config, lifecycle, logger, metrics } = this.deps;
+    const consumer = kafka.consumer({
+      groupId,
+      partitionAssigners: [CoPartitionedAssigner],
+      readUncommitted: false,
+      sessionTimeout: config.sessionTimeoutMs,
+      rebalanceTimeout: REBALANCE_TIMEOUT_MS,
+      heartbeatInterval: Math.floor(config.sessionTimeoutMs / 10),
+      maxWaitTimeInMs: 50,
+      maxBytesPerPartition: config.fetchMaxBytesPerPartition,
+      retry: { retries: 10 },
+    });
+    this.consumer = consumer;
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      if (this.consumer !== consumer) return;
+      const owned = tasksOf(payload.memberAssignment);
+      this.joinedGroup = true;
+      this.replacements = 0;
+      logger.info({ tasks: owned, memberId: payload.memberId }, 'joined the group');
+      lifecycle.onAssignment(payload.memberId, owned);
+    });
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      logger.error({ err: payload.error, restart: payload.restart }, 'consumer crashed');
+    });
+    this.watch?.stop();
+    this.watch = watchConsumer(consumer, {
+      stallMs: CONSUMER_STALL_MS,
+      onDead: (reason, err) => void this.replace(consumer, reason, err),
+    });
+    await consumer.connect();
+    await consumer.subscribe({ topics: [...inputTopics], fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: config.concurrency,
+      eachBatch: async ({ batch, resolveOffset, isRunning, isStale }) => {
+        // A batch fetched before a seek, or for a task that is not RUNNING in the current
+        // assignment, is dropped unresolved: kafkajs fetches it again from where the task resumes.
+        if (!isRunning() || isStale() || this.consumer !== consumer) return;
+        const task = lifecycle.runningTask(batch.partition);
+        if (!task) return;
+        const input: InputBatch = {
+          topic: batch.topic,
+          partition: batch.partition,
+          messages: batch.messages,
+          lastOffset: batch.lastOffset(),
+        };
+        if (!(await task.foldBatch(input))) return;
+        resolveOffset(batch.lastOffset());
+        metrics.consumerLag.set({ topic: batch.topic, partition: String(batch.partition) }, Number(batch.offsetLag()));
+        await this.deps.afterBatch?.(task, input);
+      },
+    });
+  }
+
+  /**
+   * Replaces a dead consumer (see run) after a back-off that grows while replacements fail to
+   * join (1 s doubling to 30 s). It never gives up: an instance without a consumer is not ready
+   * (/readyz 503) and keeps trying, as kafkajs does for retriable errors; exiting would only
+   * trade this loop for the orchestrator's.
+   */
+  private async replace(old: Consumer, reason: ConsumerDeath, err?: Error): Promise<void> {
+    if (this.deps.stopping() || this.consumer !== old) return;
+    const { logger, metrics } = this.deps;
+    this.replacements++;
+    this.joinedGroup = false; // not ready until the replacement has joined
+    metrics.consumerReplacements.inc({ reason });
+    logger.warn(
+      { err, reason, attempt: this.replacements },
+      reason === 'crashed'
+        ? 'kafkajs gave up on the consumer; replacing it'
+        : `the consumer made no fetch for ${CONSUMER_STALL_MS / 1000} s; replacing it`,
+    );
+    await retireConsumer(old, this.replacements);
+    if (this.deps.stopping() || this.consumer !== old) return;
+    try {
+      await this.run();
+    } catch (failure) {
+      this.watch?.stop(); // this attempt's watch must not replace it a second time
+      const current = this.consumer;
+      if (current) void this.replace(current, 'crashed', failure instanceof Error ? failure : undefined);
+    }
+  }
+
+  /** Graceful stop, step 1 (with deps.stopping() true): the watch ends; the consumer runs on until disconnect. */
+  stopWatching(): void {
+    this.watch?.stop();
+  }
+
+  /** Graceful stop, step 2 (the tasks drained): leaves the group. */
+  async disconnect(): Promise<void> {
+    await this.consumer
+      ?.disconnect()
+      .catch((err: unknown) => this.deps.logger.warn({ err }, 'consumer disconnect failed'));
+  }
+}
