@@ -1,5 +1,5 @@
-export { buildApp, scannerServices } from './app';
-export type { AppDeps } from './app';
+export { buildApp, scannerServices } from './http/app';
+export type { AppDeps } from './http/app';
 export { loadConfig, ConfigError } from './config';
 export type { ScannerConfig } from './config';
 export {
@@ -15,8 +15,8 @@ export { createLogger } from './logger';
 export { createScannerMetrics } from './metrics';
 export type { ScannerMetrics } from './metrics';
 export { Scanner } from './scanner';
-export { ScanEngine } from './scan-engine';
-export { ScanStore } from './scan-store';
-export type { ScanService, ReplicaHealth } from './scan-service';
-export type { ScanView } from './scan-view';
-export type { ScanRecord, ScanSpec, ScanOptions, ScanStatus, ScanPhase } from './scan';
+export { ScanEngine } from './scans/scan-engine';
+export { ScanStore } from './scans/scan-store';
+export type { ScanService, ReplicaHealth } from './scans/scan-service';
+export type { ScanView } from './scans/scan-view';
+export type { ScanRecord, ScanSpec, ScanOptions, ScanStatus, ScanPhase } from './scans/scan';

@@ -1,4 +1,4 @@
-import { bearerToken, tokensMatch } from '../src/auth';
+import { bearerToken, tokensMatch } from '../src/http/auth';
 
 describe('bearer token', () => {
   it('matches only the exact token', () => {

@@ -7,10 +7,10 @@ import type { UpdateCommand } from '@state-relay/contracts';
 import { ReplicaStore, type ChangelogRecord } from '@state-relay/store';
 import { waitUntil } from '@state-relay/testkit';
 import pino from 'pino';
-import type { CommandSink } from '../src/command-sender';
+import type { CommandSink } from '../src/scans/command-sender';
 import { createScannerMetrics } from '../src/metrics';
-import { ScanEngine, type ScanEngineDeps } from '../src/scan-engine';
-import { ScanStore } from '../src/scan-store';
+import { ScanEngine, type ScanEngineDeps } from '../src/scans/scan-engine';
+import { ScanStore } from '../src/scans/scan-store';
 import { scanFinished } from './scan-wait';
 
 const DAY = 86_400_000;

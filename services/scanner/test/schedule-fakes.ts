@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { COMMAND_OUTCOMES } from '@state-relay/contracts';
 import { ScanNotFoundError } from '../src/errors';
-import type { ScanStatus } from '../src/scan';
-import { planScan, type ScanRequest } from '../src/scan-plan';
-import type { ScanService } from '../src/scan-service';
-import type { ScanView } from '../src/scan-view';
-import { ScanStore } from '../src/scan-store';
-import { ScheduleStore } from '../src/schedule-store';
+import type { ScanStatus } from '../src/scans/scan';
+import { planScan, type ScanRequest } from '../src/scans/scan-plan';
+import type { ScanService } from '../src/scans/scan-service';
+import type { ScanView } from '../src/scans/scan-view';
+import { ScanStore } from '../src/scans/scan-store';
+import { ScheduleStore } from '../src/schedules/schedule-store';
 
 /** The scan service as schedules see it: records each created scan; a test moves its status. */
 export class FakeScanService implements Pick<ScanService, 'create' | 'get'> {

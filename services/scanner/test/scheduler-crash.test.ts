@@ -2,10 +2,10 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { DORMANCY_SWEEP } from '@state-relay/accounts';
 import pino from 'pino';
-import { ScanEngine } from '../src/scan-engine';
-import { EngineScanService } from '../src/scan-service';
-import { StoreScheduleService } from '../src/schedule-service';
-import { Scheduler } from '../src/scheduler';
+import { ScanEngine } from '../src/scans/scan-engine';
+import { EngineScanService } from '../src/scans/scan-service';
+import { StoreScheduleService } from '../src/schedules/schedule-service';
+import { Scheduler } from '../src/schedules/scheduler';
 import { tempStores } from './schedule-fakes';
 
 // The built scheduler (dist) in a child process; `bash scripts/setup.sh` or `tsc -b` builds it.

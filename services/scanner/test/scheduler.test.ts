@@ -2,10 +2,10 @@ import { join } from 'node:path';
 import { DORMANCY_SWEEP } from '@state-relay/accounts';
 import pino from 'pino';
 import { createScannerMetrics } from '../src/metrics';
-import { ScanEngine } from '../src/scan-engine';
-import { EngineScanService } from '../src/scan-service';
-import { StoreScheduleService } from '../src/schedule-service';
-import { Scheduler } from '../src/scheduler';
+import { ScanEngine } from '../src/scans/scan-engine';
+import { EngineScanService } from '../src/scans/scan-service';
+import { StoreScheduleService } from '../src/schedules/schedule-service';
+import { Scheduler } from '../src/schedules/scheduler';
 import { FakeScanService, tempStores } from './schedule-fakes';
 
 const T0 = Date.UTC(2026, 2, 1, 12, 0, 0);

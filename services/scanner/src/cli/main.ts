@@ -1,8 +1,8 @@
 // `pnpm scan ...`: create a scan, follow it with a progress bar, print the outcome counts.
-import { ApiError, ScannerClient } from './cli/client';
-import { parseCli, USAGE, UsageError } from './cli/args';
-import { ProgressReporter, summary } from './cli/progress';
-import type { ScanView } from './scan-view';
+import { ApiError, ScannerClient } from './client';
+import { parseCli, USAGE, UsageError } from './args';
+import { ProgressReporter, summary } from './progress';
+import type { ScanView } from '../scans/scan-view';
 
 const EXIT = { completed: 0, notCompleted: 1, usage: 2, api: 3 } as const;
 const FINISHED = new Set(['completed', 'cancelled', 'failed']);

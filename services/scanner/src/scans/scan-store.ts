@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import { COMMAND_OUTCOMES, type CommandResult } from '@state-relay/contracts';
 import Database from 'better-sqlite3';
 import type { InflightChunk, OutcomeCounts, ScanPhase, ScanRecord, ScanSpec, ScanStatus } from './scan';
-import { SCHEDULES_DDL } from './schedule-store';
+import { SCHEDULES_DDL } from '../schedules/schedule-store';
 
 const DDL = `
   CREATE TABLE IF NOT EXISTS scans (

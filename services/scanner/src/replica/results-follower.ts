@@ -2,8 +2,8 @@ import { commandIdFor, decodeCommandResult, isDecodeError, type CommandResult } 
 import { retireConsumer, watchConsumer, type ConsumerDeath, type ConsumerWatch } from '@state-relay/kafka-runtime';
 import type { Consumer, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
-import type { ScannerMetrics } from './metrics';
-import type { ScanStore } from './scan-store';
+import type { ScannerMetrics } from '../metrics';
+import type { ScanStore } from '../scans/scan-store';
 
 export interface ResultsFollowerDeps {
   kafka: Kafka;

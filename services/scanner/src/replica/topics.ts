@@ -1,6 +1,6 @@
 import type { Admin } from 'kafkajs';
 import type { Logger } from 'pino';
-import { sleep } from './wait';
+import { sleep } from '../scans/wait';
 
 /**
  * Waits until every topic exists. The processor owns and creates them; the scanner never does

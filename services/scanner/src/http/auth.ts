@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ScannerError } from './errors';
+import { ScannerError } from '../errors';
 
 /**
  * Constant-time comparison of a presented token with the configured one. Both are hashed first,

@@ -1,9 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { requireBearer } from '../auth';
-import type { PartitionLag } from '../metrics';
-import type { ScanService } from '../scan-service';
-import type { ScanView } from '../scan-view';
+import type { PartitionLag } from '../../metrics';
+import type { ScanService } from '../../scans/scan-service';
+import type { ScanView } from '../../scans/scan-view';
 import { ErrorBody } from '../schemas';
 
 /** The processor group's lag on the commands topic (the scan walk's CommandLagProbe). */

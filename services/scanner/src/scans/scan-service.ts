@@ -1,5 +1,5 @@
-import { ScanNotFoundError } from './errors';
-import type { PartitionLag } from './metrics';
+import { ScanNotFoundError } from '../errors';
+import type { PartitionLag } from '../metrics';
 import type { ScanEngine } from './scan-engine';
 import type { ScanRequest } from './scan-plan';
 import type { ScanStore } from './scan-store';

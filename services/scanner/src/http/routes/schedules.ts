@@ -8,7 +8,7 @@ import {
   ScheduleParams,
   ScheduleViewSchema,
 } from '../schedule-schemas';
-import type { ScheduleService } from '../schedule-service';
+import type { ScheduleService } from '../../schedules/schedule-service';
 import { ErrorBody, guardedErrors } from '../schemas';
 
 const security = [{ bearerAuth: [] }];

@@ -1,6 +1,6 @@
 // The /schedules schemas (TypeBox: JSON schema and TypeScript type from one source).
 import { Type, type Static } from '@sinclair/typebox';
-import { SCAN_STATUSES } from './scan';
+import { SCAN_STATUSES } from '../scans/scan';
 import { Counts, literals, Nullable, RuleObject, ScanOptionsSchema } from './schemas';
 
 export const ScheduleTemplateSchema = Type.Object(

@@ -3,14 +3,14 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { ERRORS } from './errors';
+import { ERRORS } from '../errors';
 import { scannerReadiness } from './routes/health';
 import { scanRoutes } from './routes/scans';
 import { scheduleRoutes } from './routes/schedules';
 import { statusPageRoutes } from './routes/status-page';
 import { statusRoutes, type CommandLagSource } from './routes/status';
-import type { ReplicaHealth, ScanService } from './scan-service';
-import type { ScheduleService } from './schedule-service';
+import type { ReplicaHealth, ScanService } from '../scans/scan-service';
+import type { ScheduleService } from '../schedules/schedule-service';
 
 export interface AppDeps {
   scans: ScanService;

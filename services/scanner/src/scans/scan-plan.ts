@@ -11,7 +11,7 @@ import {
   type JsonObject,
 } from '@state-relay/rules';
 import type { FilterParam, ReplicaRow } from '@state-relay/store';
-import { InvalidRequestError, type FieldIssue } from './errors';
+import { InvalidRequestError, type FieldIssue } from '../errors';
 import type { ScanOptions, ScanSpec } from './scan';
 
 /** A create-scan body after schema validation: shapes are checked, the rule language is not yet. */

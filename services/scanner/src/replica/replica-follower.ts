@@ -11,9 +11,9 @@ import {
 import type { ChangelogRecord, ReplicaStore } from '@state-relay/store';
 import type { Admin, Consumer, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
-import { AbortedError, ReplicaBehindError } from './errors';
-import type { PartitionLag, ScannerMetrics } from './metrics';
-import { sleep } from './wait';
+import { AbortedError, ReplicaBehindError } from '../errors';
+import type { PartitionLag, ScannerMetrics } from '../metrics';
+import { sleep } from '../scans/wait';
 
 export interface ReplicaFollowerDeps {
   kafka: Kafka;

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { validateAction, validateCondition } from '@state-relay/rules';
 import { parseSchedule, planRuns, ScheduleValidationError, type Schedule } from '@state-relay/schedule';
-import { InvalidRequestError, ScanNotFoundError, ScheduleNotFoundError, type FieldIssue } from './errors';
-import type { ScanStatus } from './scan';
-import type { ScanService } from './scan-service';
+import { InvalidRequestError, ScanNotFoundError, ScheduleNotFoundError, type FieldIssue } from '../errors';
+import type { ScanStatus } from '../scans/scan';
+import type { ScanService } from '../scans/scan-service';
 import type { ScheduleRecord, ScheduleStore, ScheduleTemplate } from './schedule-store';
-import type { ScanView } from './scan-view';
+import type { ScanView } from '../scans/scan-view';
 
 /** A create-schedule body after schema validation: shapes are checked, the schedule and rules are not yet. */
 export interface ScheduleRequest {

@@ -2,7 +2,7 @@
 // and the TypeScript type from one source.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { COMMAND_OUTCOMES } from '@state-relay/contracts';
-import { SCAN_PHASES, SCAN_STATUSES } from './scan';
+import { SCAN_PHASES, SCAN_STATUSES } from '../scans/scan';
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 export const literals = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)));

@@ -1,7 +1,7 @@
 import { encodeCommand, type UpdateCommand } from '@state-relay/contracts';
 import type { Kafka, Producer } from 'kafkajs';
 import type { Logger } from 'pino';
-import { ScannerError } from './errors';
+import { ScannerError } from '../errors';
 
 /** Where a scan's commands go. */
 export interface CommandSink {

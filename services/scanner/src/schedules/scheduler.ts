@@ -1,8 +1,8 @@
 import { planRuns, resolveTemplate } from '@state-relay/schedule';
 import type { Logger } from 'pino';
-import { InvalidRequestError, ScanNotFoundError } from './errors';
-import { FINISHED_STATUSES } from './scan';
-import type { ScanService } from './scan-service';
+import { InvalidRequestError, ScanNotFoundError } from '../errors';
+import { FINISHED_STATUSES } from '../scans/scan';
+import type { ScanService } from '../scans/scan-service';
 import { scheduleOf } from './schedule-service';
 import type { ScheduleRecord, ScheduleStore } from './schedule-store';
 

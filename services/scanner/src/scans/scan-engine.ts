@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { ReplicaStore } from '@state-relay/store';
 import type { Logger } from 'pino';
-import { AbortedError, ScanFinishedError, ScanNotFoundError, ScannerError } from './errors';
+import { AbortedError, ScanFinishedError, ScanNotFoundError, ScannerError } from '../errors';
 import { FINISHED_STATUSES, type ScanRecord } from './scan';
 import { planScan, type ScanRequest } from './scan-plan';
-import { countReplicaRows } from './replica-count';
+import { countReplicaRows } from '../replica/replica-count';
 import { ScanWalk, type WalkDeps } from './scan-walk';
 import { Signal, sleep } from './wait';
 

@@ -1,5 +1,5 @@
 import type { Readiness } from '@state-relay/service-kit';
-import type { ReplicaHealth } from '../scan-service';
+import type { ReplicaHealth } from '../../scans/scan-service';
 import { Readiness as ReadinessSchema } from '../schemas';
 
 /**

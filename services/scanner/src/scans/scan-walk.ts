@@ -2,8 +2,8 @@ import type { UpdateCommand } from '@state-relay/contracts';
 import type { ReplicaStore } from '@state-relay/store';
 import type { Logger } from 'pino';
 import type { CommandSink } from './command-sender';
-import { AbortedError, isRetriable } from './errors';
-import type { ScannerMetrics } from './metrics';
+import { AbortedError, isRetriable } from '../errors';
+import type { ScannerMetrics } from '../metrics';
 import type { InflightChunk, ScanRecord } from './scan';
 import {
   buildCommand,

@@ -1,5 +1,5 @@
 import { toErrorReply as serviceErrorReply, type ErrorReply } from '@state-relay/service-kit';
-import { ERRORS } from './errors';
+import { ERRORS } from '../errors';
 
 // The error contract moved to the service kit (createServiceApp answers every error with it);
 // these keep the scanner's table bound for the tests and modules that call them from here.

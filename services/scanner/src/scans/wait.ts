@@ -1,4 +1,4 @@
-import { AbortedError } from './errors';
+import { AbortedError } from '../errors';
 
 /** Sleeps `ms`, or rejects with AbortedError as soon as `signal` aborts. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {

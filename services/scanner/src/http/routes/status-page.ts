@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 
-/** ui/index.html: two levels up from src/routes (tests) and dist/routes (repo build, image /app/dist). */
-export const STATUS_PAGE_PATH = join(__dirname, '../../ui/index.html');
+/** ui/index.html: three levels up from src/http/routes (tests) and dist/http/routes (repo build, image /app/dist). */
+export const STATUS_PAGE_PATH = join(__dirname, '../../../ui/index.html');
 
 /**
  * The operator status page at `/`: one self-contained file, read once when the app is built.

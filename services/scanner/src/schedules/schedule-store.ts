@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { ScanOptions } from './scan';
+import type { ScanOptions } from '../scans/scan';
 
 /**
  * Migration 2 of scans.sqlite: schedules and the runs that link each schedule to the scans it

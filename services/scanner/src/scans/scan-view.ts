@@ -1,4 +1,4 @@
-import type { PartitionLag } from './metrics';
+import type { PartitionLag } from '../metrics';
 import type { OutcomeCounts, ScanOptions, ScanPhase, ScanRecord, ScanStatus } from './scan';
 
 /** A scan as the API shows it. */
