@@ -20,7 +20,7 @@ import { createScannerMetrics } from '../src/metrics';
 import { ScanEngine } from '../src/scans/scan-engine';
 import { COMMANDS_PER_BATCH, COMMANDS_PER_REQUEST } from '../src/scans/scan-plan';
 import { EngineScanService } from '../src/scans/scan-service';
-import { ScanStore } from '../src/scans/scan-store';
+import { openScansDatabase } from '../src/scanner';
 
 const DAY = 86_400_000;
 const AS_OF = Date.UTC(2026, 10, 1);
@@ -143,7 +143,8 @@ async function main(): Promise<void> {
   const kafka = kafkaClient(broker.brokers, 'scanner-bench');
   const admin = kafka.admin();
   const replica = ReplicaStore.open({ path: join(dir, 'replica.sqlite') });
-  const store = ScanStore.open(join(dir, 'scans.sqlite'));
+  const database = openScansDatabase(join(dir, 'scans.sqlite'));
+  const store = database.scans;
   const sender = new CommandSender(kafka, TOPIC, logger);
   try {
     await admin.connect();
@@ -213,7 +214,7 @@ async function main(): Promise<void> {
   } finally {
     await sender.disconnect();
     await admin.disconnect().catch(() => undefined);
-    store.close();
+    database.close();
     replica.close();
     rmSync(dir, { recursive: true, force: true });
     await broker.stop();

@@ -58,7 +58,7 @@ describe('a scanner killed between a scheduled run’s scan and its occurrence',
     // Restart: the same file, the real scheduler and scan service, as a restarted scanner has them.
     const restarted = tempStores(first.dir);
     cleanups.push(() => restarted.close());
-    const db = restarted.scans.database;
+    const db = restarted.db;
     const scans = () => db.prepare('SELECT id FROM scans').pluck().all() as string[];
     const runs = () =>
       db.prepare('SELECT scan_id AS scanId, due_at AS dueAt FROM schedule_runs').all() as Array<{

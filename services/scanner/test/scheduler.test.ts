@@ -214,7 +214,7 @@ describe('Scheduler over the real scans database', () => {
   });
   afterEach(() => stores.close());
 
-  const db = () => stores.scans.database;
+  const db = () => stores.db;
   const scanIds = () => db().prepare('SELECT id FROM scans ORDER BY seq').pluck().all() as string[];
   const runs = () =>
     db().prepare('SELECT scan_id AS scanId, due_at AS dueAt FROM schedule_runs ORDER BY due_at').all() as Array<{

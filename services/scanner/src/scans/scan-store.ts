@@ -1,11 +1,13 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { COMMAND_OUTCOMES, type CommandResult } from '@state-relay/contracts';
-import Database from 'better-sqlite3';
+import type { CommandResult } from '@state-relay/contracts';
+import type { SqliteFile } from '@state-relay/store';
+import { CommandStore, toOutcomeCounts, type PlannedCommand } from './command-store';
 import type { InflightChunk, OutcomeCounts, ScanPhase, ScanRecord, ScanSpec, ScanStatus } from './scan';
-import { SCHEDULES_DDL } from '../schedules/schedule-store';
 
-const DDL = `
+/**
+ * The tables of this store in scans.sqlite (part of the file's version 1). Idempotent: the file's
+ * schema runs it on a file of any older version (see openScansDatabase).
+ */
+export const SCAN_TABLES = `
   CREATE TABLE IF NOT EXISTS scans (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,   -- creation order: FIFO queue, newest-first listing
     id TEXT NOT NULL UNIQUE,
@@ -29,24 +31,6 @@ const DDL = `
     error TEXT
   );
   CREATE INDEX IF NOT EXISTS scans_by_status ON scans (status, seq);
-  -- A command is identified by (scan_id, key): its id is commandIdFor(scan_id, key). Keyed so, a
-  -- scan's rows are appended in key order (the walk's order) instead of scattered by a hash id.
-  CREATE TABLE IF NOT EXISTS scan_commands (
-    scan_id TEXT NOT NULL,
-    key TEXT NOT NULL,
-    expected_version INTEGER,
-    PRIMARY KEY (scan_id, key)
-  ) WITHOUT ROWID;
-  CREATE TABLE IF NOT EXISTS results (
-    scan_id TEXT NOT NULL,
-    key TEXT NOT NULL,
-    command_id TEXT NOT NULL,
-    outcome TEXT NOT NULL,
-    reason TEXT,
-    version INTEGER,
-    processed_at INTEGER NOT NULL,
-    PRIMARY KEY (scan_id, key)               -- the first result of a command wins
-  ) WITHOUT ROWID;
   -- Results per outcome, kept in the same transaction as the result rows: always equal to
   -- SELECT outcome, count(*) FROM results GROUP BY outcome, without reading them all per request.
   CREATE TABLE IF NOT EXISTS scan_outcomes (
@@ -56,15 +40,7 @@ const DDL = `
     PRIMARY KEY (scan_id, outcome)
   ) WITHOUT ROWID;`;
 
-/** Migration n (1-based) takes the file from user_version n − 1 to n; each runs once, in a transaction. */
-const MIGRATIONS = [DDL, SCHEDULES_DDL];
-const SCHEMA_VERSION = MIGRATIONS.length;
-
-/** A command as recorded before it is sent: with the scan, enough to send it again after a crash. */
-export interface PlannedCommand {
-  key: string;
-  expectedVersion?: number;
-}
+export type { PlannedCommand };
 
 export interface ChunkProgress {
   cursor: string;
@@ -99,20 +75,22 @@ interface ScanRow {
 }
 
 /**
- * The scanner's own state: scans, the commands each emitted, and the results the processor
- * sent back. Separate from the replica (its own file, WAL mode). Every change that must move
- * together (a chunk's commands and its cursor, a result and the resolved count) is one transaction.
+ * The scans and their counters in the scanner's own SQLite (separate from the replica). A scan's
+ * commands and results are in `commands`, on the same connection: every change that must move
+ * together (a chunk's commands and its cursor, a result and the resolved count) is one
+ * transaction here.
  */
 export class ScanStore {
-  private readonly db: Database.Database;
-  private closed = false;
+  /** The commands each scan recorded and the results they got. */
+  readonly commands: CommandStore;
   private readonly stmt;
   private readonly recordTx: (results: readonly CommandResult[]) => CommandResult[];
   private readonly beginChunkTx: (id: string, extent: ChunkExtent, commands: readonly PlannedCommand[]) => string[];
   private readonly commitChunkTx: (id: string, progress: ChunkProgress, unsent: readonly string[]) => void;
 
-  private constructor(db: Database.Database) {
-    this.db = db;
+  constructor(file: SqliteFile) {
+    const db = file.db;
+    this.commands = new CommandStore(file);
     this.stmt = {
       insert: db.prepare(`INSERT INTO scans (id, status, spec, as_of, created_at) VALUES (?, 'pending', ?, ?, ?)`),
       get: db.prepare<[string], ScanRow>('SELECT * FROM scans WHERE id = ?'),
@@ -134,21 +112,12 @@ export class ScanStore {
       walkDone: db.prepare('UPDATE scans SET walk_done = 1, phase = ? WHERE id = ?'),
       finish: db.prepare('UPDATE scans SET status = ?, phase = NULL, finished_at = ?, error = ? WHERE id = ?'),
       setInflight: db.prepare('UPDATE scans SET inflight = ? WHERE id = ?'),
-      planCommand: db.prepare('INSERT OR IGNORE INTO scan_commands (scan_id, key, expected_version) VALUES (?, ?, ?)'),
-      dropCommand: db.prepare('DELETE FROM scan_commands WHERE scan_id = ? AND key = ?'),
       commit: db.prepare(
         `UPDATE scans SET cursor = ?, scanned = scanned + ?, matched = matched + ?,
            walk_ms = walk_ms + ?, inflight = NULL WHERE id = ?`,
       ),
       // One statement: the count and the batch's `sent` mark move together.
       markSent: db.prepare('UPDATE scans SET emitted = emitted + ?, inflight = ? WHERE id = ?'),
-      chunkCommands: db.prepare<[string, string, string], { key: string; expected_version: number | null }>(
-        'SELECT key, expected_version FROM scan_commands WHERE scan_id = ? AND key > ? AND key <= ? ORDER BY key',
-      ),
-      recordResult: db.prepare(
-        `INSERT OR IGNORE INTO results (scan_id, key, command_id, outcome, reason, version, processed_at)
-         SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM scan_commands WHERE scan_id = ? AND key = ?)`,
-      ),
       resolve: db.prepare('UPDATE scans SET resolved = resolved + ? WHERE id = ?'),
       countOutcome: db.prepare(
         `INSERT INTO scan_outcomes (scan_id, outcome, n) VALUES (?, ?, ?)
@@ -157,41 +126,22 @@ export class ScanStore {
       outcomes: db.prepare<[string], { outcome: string; n: number }>(
         'SELECT outcome, n FROM scan_outcomes WHERE scan_id = ?',
       ),
-      groupOutcomes: db.prepare<[string], { outcome: string; n: number }>(
-        'SELECT outcome, count(*) AS n FROM results WHERE scan_id = ? GROUP BY outcome',
-      ),
     };
 
     this.beginChunkTx = db.transaction((id, extent, commands) => {
-      const fresh: string[] = [];
-      for (const c of commands) {
-        if (this.stmt.planCommand.run(id, c.key, c.expectedVersion ?? null).changes > 0) fresh.push(c.key);
-      }
+      const fresh = this.commands.plan(id, commands);
       const inflight: InflightChunk = { ...extent, commands: fresh.length, sent: 0 };
       this.stmt.setInflight.run(JSON.stringify(inflight), id);
       return fresh;
     });
     this.commitChunkTx = db.transaction((id, p, unsent) => {
-      for (const key of unsent) this.stmt.dropCommand.run(id, key);
+      this.commands.forget(id, unsent);
       this.stmt.commit.run(p.cursor, p.walked, p.matched, Math.round(p.walkMs), id);
     });
     this.recordTx = db.transaction((results) => {
       const perScan = new Map<string, Map<string, number>>();
-      const recorded: CommandResult[] = [];
-      for (const r of results) {
-        const { changes } = this.stmt.recordResult.run(
-          r.scanId,
-          r.key,
-          r.commandId,
-          r.outcome,
-          r.reason ?? null,
-          r.version ?? null,
-          r.processedAt,
-          r.scanId,
-          r.key,
-        );
-        if (changes === 0) continue;
-        recorded.push(r);
+      const recorded = this.commands.record(results);
+      for (const r of recorded) {
         const counts = perScan.get(r.scanId) ?? new Map<string, number>();
         counts.set(r.outcome, (counts.get(r.outcome) ?? 0) + 1);
         perScan.set(r.scanId, counts);
@@ -206,34 +156,6 @@ export class ScanStore {
       }
       return recorded;
     });
-  }
-
-  static open(path: string): ScanStore {
-    mkdirSync(dirname(path), { recursive: true });
-    const db = new Database(path);
-    try {
-      db.pragma('busy_timeout = 5000');
-      db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = NORMAL');
-      const version = db.pragma('user_version', { simple: true }) as number;
-      if (version > SCHEMA_VERSION)
-        throw new Error(`${path} has schema version ${version}; this scanner knows ${SCHEMA_VERSION}`);
-      for (let v = version; v < SCHEMA_VERSION; v++) {
-        db.transaction(() => {
-          db.exec(MIGRATIONS[v]!);
-          db.pragma(`user_version = ${v + 1}`);
-        })();
-      }
-      return new ScanStore(db);
-    } catch (err) {
-      db.close();
-      throw err;
-    }
-  }
-
-  /** The connection, shared with ScheduleStore: one file, one migration sequence, one writer. */
-  get database(): Database.Database {
-    return this.db;
   }
 
   create(id: string, spec: ScanSpec, asOf: number, createdAt: number): ScanRecord {
@@ -321,15 +243,6 @@ export class ScanStore {
     this.commitChunkTx(id, progress, unsent);
   }
 
-  /** Commands recorded for keys in (afterKey, toKey]: the inflight chunk to re-send after a crash. */
-  chunkCommands(id: string, afterKey: string | null, toKey: string): PlannedCommand[] {
-    // '' sorts before every other key, and keys are never empty in a chunk walk.
-    return this.stmt.chunkCommands.all(id, afterKey ?? '', toKey).map((r) => ({
-      key: r.key,
-      ...(r.expected_version === null ? {} : { expectedVersion: r.expected_version }),
-    }));
-  }
-
   /**
    * Records results of commands this scanner emitted (others are ignored); a command's first
    * result wins, so re-delivered and duplicate results change nothing. Returns the results recorded.
@@ -342,35 +255,8 @@ export class ScanStore {
 
   /** Results by outcome, from the counters kept with the result rows. */
   outcomeCounts(id: string): OutcomeCounts {
-    return toCounts(this.stmt.outcomes.all(id));
+    return toOutcomeCounts(this.stmt.outcomes.all(id));
   }
-
-  /** The same counts recomputed from the result rows (reads them all: for checks, not per request). */
-  countResults(id: string): OutcomeCounts {
-    return toCounts(this.stmt.groupOutcomes.all(id));
-  }
-
-  checkpointWal(): void {
-    if (!this.closed) this.db.pragma('wal_checkpoint(PASSIVE)');
-  }
-
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    try {
-      this.db.pragma('wal_checkpoint(TRUNCATE)');
-    } finally {
-      this.db.close();
-    }
-  }
-}
-
-function toCounts(rows: Array<{ outcome: string; n: number }>): OutcomeCounts {
-  const counts = Object.fromEntries(COMMAND_OUTCOMES.map((o) => [o, 0])) as OutcomeCounts;
-  for (const { outcome, n } of rows) {
-    if (outcome in counts) counts[outcome as keyof OutcomeCounts] = n;
-  }
-  return counts;
 }
 
 /**

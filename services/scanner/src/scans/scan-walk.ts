@@ -196,7 +196,7 @@ export class ScanWalk {
    */
   private async resendInflight(inflight: InflightChunk): Promise<void> {
     const { scan, deps } = this;
-    const planned = deps.store.chunkCommands(scan.id, scan.cursor, inflight.toKey);
+    const planned = deps.store.commands.chunk(scan.id, scan.cursor, inflight.toKey);
     const issuedAt = deps.now();
     // expectedVersion was recorded whenever options.expectVersion asked for it.
     const commands = planned.map((p) => buildCommand(scan, p.key, p.expectedVersion ?? 0, issuedAt));

@@ -1,11 +1,12 @@
-import type Database from 'better-sqlite3';
+import type { SqliteFile } from '@state-relay/store';
 import type { ScanOptions } from '../scans/scan';
 
 /**
- * Migration 2 of scans.sqlite: schedules and the runs that link each schedule to the scans it
- * created. ScanStore applies it (one file, one user_version sequence); ScheduleStore uses it.
+ * The tables of this store in scans.sqlite (the file's version 2): schedules and the runs that
+ * link each schedule to the scans it created. Idempotent: the file's schema runs it on a file of
+ * any older version (see openScansDatabase).
  */
-export const SCHEDULES_DDL = `
+export const SCHEDULE_TABLES = `
   CREATE TABLE IF NOT EXISTS schedules (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,   -- creation order, for listing
     id TEXT NOT NULL UNIQUE,
@@ -76,14 +77,15 @@ interface RunRow {
 
 export type NewSchedule = Omit<ScheduleRecord, 'paused' | 'lastRunAt'>;
 
-/** Schedules in the scanner's own SQLite, over ScanStore's connection (see ScanStore.database). */
+/** Schedules in the scanner's own SQLite, on the connection its ScanStore uses (see openScansDatabase). */
 export class ScheduleStore {
   private readonly stmt;
   private readonly recordPlanTx: (id: string, now: number, run: ScheduleRun | undefined) => void;
   private readonly startRunTx: (id: string, now: number, createScan: () => ScheduleRun) => ScheduleRun;
   private readonly deleteTx: (id: string) => boolean;
 
-  constructor(db: Database.Database) {
+  constructor(file: SqliteFile) {
+    const db = file.db;
     this.stmt = {
       insert: db.prepare(
         `INSERT INTO schedules (id, name, interval, cron, time_zone, template, created_at)
@@ -155,7 +157,7 @@ export class ScheduleStore {
   /**
    * Starts a run as one SQLite transaction: `createScan` (synchronous) inserts the run's scan, then
    * the run's link and lastRunAt = now are written. The scan must be inserted through this same
-   * connection (the scanner's ScanStore, whose `database` this store was built on): then the scan
+   * connection (the scanner's ScanStore, opened on the same file by openScansDatabase): then the scan
    * and the occurrence commit together or not at all, and a crash in between leaves neither, so a
    * restarted scheduler starts that occurrence once. If `createScan` throws, nothing is recorded.
    */
