@@ -6,6 +6,7 @@ export type {
   Condition,
   DomainAction,
   EvalContext,
+  FieldIssue,
   FieldPath,
   JsonObject,
   JsonPrimitive,

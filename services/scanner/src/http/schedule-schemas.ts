@@ -1,7 +1,8 @@
 // The /schedules schemas (TypeBox: JSON schema and TypeScript type from one source).
 import { Type, type Static } from '@sinclair/typebox';
 import { SCAN_STATUSES } from '../scans/scan';
-import { Counts, literals, Nullable, RuleObject, ScanOptionsSchema } from './schemas';
+import { literals, Nullable } from '@state-relay/service-kit';
+import { Counts, RuleObject, ScanOptionsSchema } from './schemas';
 
 export const ScheduleTemplateSchema = Type.Object(
   {

@@ -1,11 +1,9 @@
 // The HTTP API's schemas: TypeBox gives the JSON schema (validation, serialization, OpenAPI)
 // and the TypeScript type from one source.
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { COMMAND_OUTCOMES } from '@state-relay/contracts';
+import { ErrorBodySchema as ErrorBody, literals, Nullable } from '@state-relay/service-kit';
 import { SCAN_PHASES, SCAN_STATUSES } from '../scans/scan';
-
-export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
-export const literals = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)));
 
 export const RuleObject = (description: string) =>
   Type.Unsafe<unknown>({ type: 'object', additionalProperties: true, description });
@@ -96,13 +94,9 @@ export const ListQuery = Type.Object(
 
 export const ScanParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 
-export const ErrorBody = Type.Object({
-  error: Type.String({ description: 'A code from the error table in the README' }),
-  message: Type.String(),
-  issues: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
-});
+/** The error body of every route (the service kit's). */
+export { ErrorBody };
 
-export const Health = Type.Object({ status: Type.Literal('ok') });
 export const Readiness = Type.Object({ ready: Type.Boolean(), replicaLag: ReplicaLag });
 
 /** Error responses each guarded route can give. */

@@ -1,6 +1,6 @@
 import { type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { requireBearer } from '../auth';
+import { requireBearer } from '@state-relay/service-kit';
 import { CreatedScan, CreateScanBody, ErrorBody, ListQuery, ScanList, ScanParams, ScanViewSchema } from '../schemas';
 
 const security = [{ bearerAuth: [] }];

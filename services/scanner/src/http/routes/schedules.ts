@@ -1,6 +1,6 @@
 import { type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { requireBearer } from '../auth';
+import { requireBearer } from '@state-relay/service-kit';
 import {
   CreateScheduleBody,
   PatchScheduleBody,

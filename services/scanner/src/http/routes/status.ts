@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { requireBearer } from '../auth';
+import { requireBearer } from '@state-relay/service-kit';
 import type { PartitionLag } from '../../metrics';
 import type { ScanService } from '../../scans/scan-service';
 import type { ScanView } from '../../scans/scan-view';

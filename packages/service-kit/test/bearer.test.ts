@@ -1,4 +1,4 @@
-import { bearerToken, tokensMatch } from '../src/http/auth';
+import { bearerToken, tokensMatch } from '../src/http/bearer';
 
 describe('bearer token', () => {
   it('matches only the exact token', () => {
