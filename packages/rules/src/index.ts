@@ -25,3 +25,4 @@ export { isRelativeTime, resolveOperand } from './operand';
 export { evaluateCondition } from './evaluate';
 export { applyAction } from './actions';
 export { compileConditionToSql, type SqlPrefilter } from './sql';
+export { ActionSchema, ConditionSchema, FieldPathSchema, JsonValueSchema, RelativeTimeSchema } from './schema';

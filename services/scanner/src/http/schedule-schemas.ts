@@ -2,12 +2,14 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { SCAN_STATUSES } from '../scans/scan';
 import { literals, Nullable } from '@state-relay/service-kit';
-import { Counts, RuleObject, ScanOptionsSchema } from './schemas';
+import { ActionField, ConditionField, Counts, ScanOptionsSchema } from './schemas';
 
 export const ScheduleTemplateSchema = Type.Object(
   {
-    condition: RuleObject('A condition of the rule language; relative times ({"$ago": "P30D"}) resolve at each run'),
-    action: RuleObject('An action, as for POST /scans'),
+    condition: ConditionField(
+      'A condition of the rule language; relative times ({"$ago": "P30D"}) resolve at each run',
+    ),
+    action: ActionField('An action, as for POST /scans'),
     options: Type.Optional(ScanOptionsSchema),
   },
   { additionalProperties: false },
@@ -58,8 +60,8 @@ export const ScheduleViewSchema = Type.Object({
   timeZone: Type.String(),
   paused: Type.Boolean(),
   template: Type.Object({
-    condition: RuleObject('The condition'),
-    action: RuleObject('The action'),
+    condition: ConditionField('The condition'),
+    action: ActionField('The action'),
     options: Type.Optional(ScanOptionsSchema),
   }),
   createdAt: Type.String(),

@@ -1,12 +1,23 @@
 // The HTTP API's schemas: TypeBox gives the JSON schema (validation, serialization, OpenAPI)
 // and the TypeScript type from one source.
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { COMMAND_OUTCOMES } from '@state-relay/contracts';
-import { ErrorBodySchema as ErrorBody, literals, Nullable } from '@state-relay/service-kit';
+import { ActionSchema, ConditionSchema } from '@state-relay/rules';
+import { documentedAs, ErrorBodySchema as ErrorBody, literals, Nullable } from '@state-relay/service-kit';
 import { SCAN_PHASES, SCAN_STATUSES } from '../scans/scan';
 
-export const RuleObject = (description: string) =>
-  Type.Unsafe<unknown>({ type: 'object', additionalProperties: true, description });
+/**
+ * A condition or an action in a body. The route's schema takes any object here and the rules'
+ * validators judge it (planScan, the schedule service), so a bad rule gets their issues with
+ * precise paths; the OpenAPI document shows the rule language's schema (Condition, Action).
+ */
+const ruleField = (language: TSchema, description: string) =>
+  documentedAs(
+    Type.Unsafe<unknown>({ type: 'object', additionalProperties: true, description }),
+    Type.Unsafe<unknown>({ description, allOf: [language] }),
+  );
+export const ConditionField = (description: string) => ruleField(ConditionSchema, description);
+export const ActionField = (description: string) => ruleField(ActionSchema, description);
 
 export const ScanOptionsSchema = Type.Object(
   {
@@ -27,8 +38,8 @@ export const ScanOptionsSchema = Type.Object(
 
 export const CreateScanBody = Type.Object(
   {
-    condition: RuleObject('A condition of the rule language (see the rules package README)'),
-    action: RuleObject('An action: {set, unset, increment}, {delete: true} or {domain, params}'),
+    condition: ConditionField('A condition of the rule language (see the rules package README)'),
+    action: ActionField('An action: {set, unset, increment}, {delete: true} or {domain, params}'),
     options: Type.Optional(ScanOptionsSchema),
     asOf: Type.Optional(
       Type.Union([Type.String({ maxLength: 64 }), Type.Integer({ minimum: 0 })], {
@@ -56,8 +67,8 @@ export const ScanViewSchema = Type.Object({
   url: Type.String(),
   status: literals(SCAN_STATUSES),
   phase: Nullable(literals(SCAN_PHASES)),
-  condition: RuleObject('The condition'),
-  action: RuleObject('The action'),
+  condition: ConditionField('The condition'),
+  action: ActionField('The action'),
   options: ScanOptionsSchema,
   asOf: Type.String({ description: 'ISO-8601' }),
   counts: Counts,
