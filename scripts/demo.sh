@@ -81,7 +81,7 @@ KAFKA_BROKERS=127.0.0.1:39092 EVENTS_TOPIC=accounts-events APP_ID=state-relay no
 
 echo "[demo] the canonical sweep: active accounts idle for more than 30 days become dormant"
 # The token reaches the CLI through STATE_RELAY_API_TOKEN (exported above), not its arguments.
-node services/scanner/dist/cli.js --url http://127.0.0.1:8081 --preset dormant
+node services/scanner/dist/cli/main.js --url http://127.0.0.1:8081 --preset dormant
 
 cat <<TXT
 

@@ -19,7 +19,7 @@ import { aggregate } from '../../services/processor/src/aggregate';
 import { buildApp as buildProcessorApp } from '../../services/processor/src/http/app';
 import { createProcessorMetrics } from '../../services/processor/src/metrics';
 import { newDeployment, ProcessorProcess, produceEvents, waitCaughtUp } from '../../services/processor/test/harness';
-import { buildApp } from '../../services/scanner/src/app';
+import { buildApp } from '../../services/scanner/src/http/app';
 import { loadConfig } from '../../services/scanner/src/config';
 import { ERRORS } from '../../services/scanner/src/errors';
 import { createLogger } from '../../services/scanner/src/logger';

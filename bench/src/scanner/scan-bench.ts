@@ -21,8 +21,8 @@ import {
   COMMANDS_PER_REQUEST,
   createScannerMetrics,
   EngineScanService,
+  openScansDatabase,
   ScanEngine,
-  ScanStore,
 } from '@state-relay/scanner';
 
 const DAY = 86_400_000;
@@ -146,7 +146,8 @@ async function main(): Promise<void> {
   const kafka = kafkaClient(broker.brokers, 'scanner-bench');
   const admin = kafka.admin();
   const replica = ReplicaStore.open({ path: join(dir, 'replica.sqlite') });
-  const store = ScanStore.open(join(dir, 'scans.sqlite'));
+  const database = openScansDatabase(join(dir, 'scans.sqlite'));
+  const store = database.scans;
   const sender = new CommandSender(kafka, TOPIC, logger);
   try {
     await admin.connect();
@@ -216,7 +217,7 @@ async function main(): Promise<void> {
   } finally {
     await sender.disconnect();
     await admin.disconnect().catch(() => undefined);
-    store.close();
+    database.close();
     replica.close();
     rmSync(dir, { recursive: true, force: true });
     await broker.stop();

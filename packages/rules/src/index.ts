@@ -6,6 +6,7 @@ export type {
   Condition,
   DomainAction,
   EvalContext,
+  FieldIssue,
   FieldPath,
   JsonObject,
   JsonPrimitive,
@@ -24,3 +25,4 @@ export { isRelativeTime, resolveOperand } from './operand';
 export { evaluateCondition } from './evaluate';
 export { applyAction } from './actions';
 export { compileConditionToSql, type SqlPrefilter } from './sql';
+export { ActionSchema, ConditionSchema, FieldPathSchema, JsonValueSchema, RelativeTimeSchema } from './schema';

@@ -45,8 +45,15 @@ export type DomainAction = (current: JsonObject, params: JsonObject, ctx: EvalCo
 
 export type ActionOutcome = { kind: 'update'; value: JsonObject } | { kind: 'delete' };
 
-/** One validation problem: `path` is a JSON pointer-like path to the offending field, e.g. "/condition/all/1/op". */
-export interface ValidationIssue {
+/**
+ * One offending field: `path` is a JSON pointer to it, e.g. "/condition/all/1/op" (the services
+ * prefix the request part: "/body/condition/all/1/op"). The one issue type of the workspace: the
+ * service kit's error bodies and the rules' validators share it.
+ */
+export interface FieldIssue {
   path: string;
   message: string;
 }
+
+/** A rule validator's issue: a FieldIssue. */
+export type ValidationIssue = FieldIssue;

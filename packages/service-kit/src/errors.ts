@@ -1,11 +1,9 @@
 // The kit's errors: a bad configuration (the process exits 2) and the base of every error a
 // service answers over HTTP (`code` picks the status from the service's error table).
+import type { FieldIssue } from '@state-relay/rules';
 
 /** One offending field: a JSON pointer prefixed with the request part, e.g. /body/options/rate. */
-export interface FieldIssue {
-  path: string;
-  message: string;
-}
+export type { FieldIssue };
 
 /** One row of a service's error table: the HTTP status and the one-line meaning its README shows. */
 export interface ErrorMeaning {

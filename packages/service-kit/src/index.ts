@@ -19,6 +19,7 @@ export {
 } from './errors';
 export { bearerToken, requireBearer, tokensMatch } from './http/bearer';
 export { toErrorReply, validationIssues, type ErrorBody, type ErrorReply } from './http/error-reply';
+export { documentedAs, forDocumentation, literals, Nullable } from './http/schema-helpers';
 export {
   createServiceApp,
   ErrorBodySchema,

@@ -1,6 +1,7 @@
 export { TaskStore, type TaskStoreOptions, type StoreChange } from './task-store';
 export { WriteCache, readThrough, type EntityReader } from './write-cache';
 export { ReplicaStore, type ReplicaStoreOptions } from './replica-store';
+export { SqliteFile, type Schema } from './sqlite-file';
 export type {
   StoredEntity,
   ReplicaEntity,

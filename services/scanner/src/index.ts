@@ -1,5 +1,5 @@
-export { buildApp, scannerServices } from './app';
-export type { AppDeps } from './app';
+export { buildApp, scannerServices } from './http/app';
+export type { AppDeps } from './http/app';
 export { loadConfig, ConfigError } from './config';
 export type { ScannerConfig } from './config';
 export {
@@ -14,14 +14,15 @@ export type { ErrorCode, FieldIssue } from './errors';
 export { createLogger } from './logger';
 export { createScannerMetrics } from './metrics';
 export type { ScannerMetrics } from './metrics';
-export { Scanner } from './scanner';
-export { ScanEngine } from './scan-engine';
-export { ScanStore } from './scan-store';
-export type { ScanService, ReplicaHealth } from './scan-service';
-export type { ScanView } from './scan-view';
-export type { ScanRecord, ScanSpec, ScanOptions, ScanStatus, ScanPhase } from './scan';
+export { openScansDatabase, Scanner } from './scanner';
+export type { ScansDatabase } from './scanner';
+export { ScanEngine } from './scans/scan-engine';
+export { ScanStore } from './scans/scan-store';
+export type { ScanService, ReplicaHealth } from './scans/scan-service';
+export type { ScanView } from './scans/scan-view';
+export type { ScanRecord, ScanSpec, ScanOptions, ScanStatus, ScanPhase } from './scans/scan';
 // What the scanner's benchmark (bench/src/scanner/scan-bench.ts) assembles a scanner from.
-export { CommandLagProbe } from './command-lag';
-export { CommandSender } from './command-sender';
-export { COMMANDS_PER_BATCH, COMMANDS_PER_REQUEST } from './scan-plan';
-export { EngineScanService } from './scan-service';
+export { CommandLagProbe } from './scans/command-lag';
+export { CommandSender } from './scans/command-sender';
+export { COMMANDS_PER_BATCH, COMMANDS_PER_REQUEST } from './scans/scan-plan';
+export { EngineScanService } from './scans/scan-service';

@@ -1,6 +1,6 @@
 import { createServiceRegistry } from '@state-relay/service-kit';
 import { Counter, Gauge } from 'prom-client';
-import { SCAN_STATUSES, type ScanStatus } from './scan';
+import { SCAN_STATUSES, type ScanStatus } from './scans/scan';
 
 export interface PartitionLag {
   partition: number;

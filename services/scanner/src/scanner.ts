@@ -1,23 +1,54 @@
 import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { accountsDomain } from '@state-relay/accounts';
 import { ReplaceableAdmin } from '@state-relay/kafka-runtime';
 import { createKafkaClient } from '@state-relay/service-kit';
-import { ReplicaStore } from '@state-relay/store';
+import { ReplicaStore, SqliteFile, type Schema } from '@state-relay/store';
 import type { Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
-import { CommandLagProbe } from './command-lag';
-import { CommandSender } from './command-sender';
+import { CommandLagProbe } from './scans/command-lag';
+import { CommandSender } from './scans/command-sender';
 import type { ScannerConfig } from './config';
 import type { ScannerMetrics } from './metrics';
-import { ReplicaFollower } from './replica-follower';
-import { ResultsFollower } from './results-follower';
-import { ScanEngine } from './scan-engine';
-import { EngineScanService, type ReplicaHealth } from './scan-service';
-import { ScanStore } from './scan-store';
-import { StoreScheduleService } from './schedule-service';
-import { ScheduleStore } from './schedule-store';
-import { Scheduler } from './scheduler';
-import { waitForTopics } from './topics';
+import { ReplicaFollower } from './replica/replica-follower';
+import { ResultsFollower } from './replica/results-follower';
+import { ScanEngine } from './scans/scan-engine';
+import { EngineScanService, type ReplicaHealth } from './scans/scan-service';
+import { COMMAND_TABLES } from './scans/command-store';
+import { SCAN_TABLES, ScanStore } from './scans/scan-store';
+import { StoreScheduleService } from './schedules/schedule-service';
+import { SCHEDULE_TABLES, ScheduleStore } from './schedules/schedule-store';
+import { Scheduler } from './schedules/scheduler';
+import { waitForTopics } from './replica/topics';
+
+/**
+ * scans.sqlite: the scanner's own state, one file and one connection for its stores, so that a
+ * schedule's run and the scan it creates commit together. Version 1 held the scans and their
+ * commands, version 2 added the schedules. Each store's tables are created IF NOT EXISTS, so the
+ * whole DDL brings a file of any older version up to this one.
+ */
+export const SCANS_FILE_SCHEMA: Schema = { version: 2, ddl: SCAN_TABLES + COMMAND_TABLES + SCHEDULE_TABLES };
+
+/** The stores of scans.sqlite, opened together; close() closes the file. */
+export interface ScansDatabase {
+  readonly file: SqliteFile;
+  readonly scans: ScanStore;
+  readonly schedules: ScheduleStore;
+  close(): void;
+}
+
+/** Opens (creating its directory and tables if needed) the scanner's scans.sqlite. */
+export function openScansDatabase(path: string): ScansDatabase {
+  mkdirSync(dirname(path), { recursive: true });
+  const file = SqliteFile.open(path, SCANS_FILE_SCHEMA);
+  try {
+    return { file, scans: new ScanStore(file), schedules: new ScheduleStore(file), close: () => file.close() };
+  } catch (err) {
+    file.close();
+    throw err;
+  }
+}
 
 export interface ScannerDeps {
   config: ScannerConfig;
@@ -35,6 +66,7 @@ export interface ScannerDeps {
 export class Scanner {
   readonly kafka: Kafka;
   readonly replica: ReplicaStore;
+  readonly database: ScansDatabase;
   readonly store: ScanStore;
   readonly engine: ScanEngine;
   readonly service: EngineScanService;
@@ -69,7 +101,8 @@ export class Scanner {
       },
     });
     this.replica = ReplicaStore.open({ path: config.replicaPath });
-    this.store = ScanStore.open(config.scansPath);
+    this.database = openScansDatabase(config.scansPath);
+    this.store = this.database.scans;
     this.follower = new ReplicaFollower({
       kafka: this.kafka,
       admin: this.admin,
@@ -116,7 +149,7 @@ export class Scanner {
       lag: () => follower.lag(),
     };
     this.service = new EngineScanService(this.engine, this.store, this.replicaHealth);
-    const scheduleStore = new ScheduleStore(this.store.database);
+    const scheduleStore = this.database.schedules;
     this.schedules = new StoreScheduleService({
       store: scheduleStore,
       scans: this.service,
@@ -160,7 +193,7 @@ export class Scanner {
     await this.engine.stop();
     await Promise.all([this.follower.stop(), this.results.stop(), this.sender.disconnect()]);
     if (this.started) await this.admin.disconnect().catch(() => undefined);
-    this.store.close();
+    this.database.close();
     this.replica.close();
   }
 }

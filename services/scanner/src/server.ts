@@ -1,5 +1,5 @@
 import { createServiceLogger, runService } from '@state-relay/service-kit';
-import { buildApp } from './app';
+import { buildApp } from './http/app';
 import { loadConfig } from './config';
 import { createScannerMetrics } from './metrics';
 import { Scanner } from './scanner';

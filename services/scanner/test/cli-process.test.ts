@@ -5,11 +5,11 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { COMMAND_OUTCOMES } from '@state-relay/contracts';
-import type { ScanView } from '../src/scan-view';
+import type { ScanView } from '../src/scans/scan-view';
 
 // The CLI as a child process, its stdout a pipe (no terminal), against a small fake of the scan
 // API that records what it was sent. Runs the built CLI (dist/, made by `tsc -b`).
-const CLI = resolve(__dirname, '../dist/cli.js');
+const CLI = resolve(__dirname, '../dist/cli/main.js');
 const TOKEN = 'cli-process-token-0123456789abcdef';
 const POLLS_UNTIL_DONE = 10;
 

@@ -2,7 +2,7 @@ import { DORMANCY_SWEEP } from '@state-relay/accounts';
 import { COMMAND_OUTCOMES } from '@state-relay/contracts';
 import { parseCli, TOKEN_FLAG_WARNING, UsageError, USAGE } from '../src/cli/args';
 import { formatSeconds, ProgressReporter, progressLine, summary } from '../src/cli/progress';
-import type { ScanView } from '../src/scan-view';
+import type { ScanView } from '../src/scans/scan-view';
 
 const env = { STATE_RELAY_API_TOKEN: 'env-token-0123456789' };
 

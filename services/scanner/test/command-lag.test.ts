@@ -1,4 +1,4 @@
-import { CommandLagProbe } from '../src/command-lag';
+import { CommandLagProbe } from '../src/scans/command-lag';
 
 describe('the processor’s lag on the commands topic', () => {
   let now = 0;

@@ -1,7 +1,7 @@
 import type { UpdateCommand } from '@state-relay/contracts';
 import type { Kafka, Producer } from 'kafkajs';
 import pino from 'pino';
-import { CommandSendError, CommandSender } from '../src/command-sender';
+import { CommandSendError, CommandSender } from '../src/scans/command-sender';
 
 // The producer-replacement logic alone; the real black-holed connection is
 // test/faults/regressions.itest.ts (a partitioned scanner healed at a new address).

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ERRORS } from '../src/errors';
-import { toErrorReply, validationIssues } from '../src/http-errors';
+import { toErrorReply, validationIssues } from '../src/http/http-errors';
 
 describe('error codes', () => {
   const readme = readFileSync(join(__dirname, '../README.md'), 'utf8');

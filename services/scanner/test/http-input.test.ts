@@ -4,14 +4,13 @@ import { join } from 'node:path';
 import { DORMANCY_SWEEP } from '@state-relay/accounts';
 import type { FastifyInstance } from 'fastify';
 import fc from 'fast-check';
-import { buildApp } from '../src/app';
+import { buildApp } from '../src/http/app';
 import { createLogger } from '../src/logger';
 import { createScannerMetrics } from '../src/metrics';
-import { ScanEngine } from '../src/scan-engine';
-import { EngineScanService } from '../src/scan-service';
-import { ScanStore } from '../src/scan-store';
-import { StoreScheduleService } from '../src/schedule-service';
-import { ScheduleStore } from '../src/schedule-store';
+import { ScanEngine } from '../src/scans/scan-engine';
+import { EngineScanService } from '../src/scans/scan-service';
+import { openScansDatabase, type ScansDatabase } from '../src/scanner';
+import { StoreScheduleService } from '../src/schedules/schedule-service';
 
 const TOKEN = 'test-token-0123456789abcdef';
 const NOW = Date.UTC(2026, 10, 1);
@@ -33,11 +32,12 @@ describe('scanner HTTP input: date-times and reserved keys', () => {
   let app: FastifyInstance;
   let base: string;
   let dir: string;
-  let store: ScanStore;
+  let database: ScansDatabase;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'scanner-http-input-'));
-    store = ScanStore.open(join(dir, 'scans.sqlite'));
+    database = openScansDatabase(join(dir, 'scans.sqlite'));
+    const store = database.scans;
     const logger = createLogger('silent');
     const metrics = createScannerMetrics();
     const engine = new ScanEngine({
@@ -63,7 +63,7 @@ describe('scanner HTTP input: date-times and reserved keys', () => {
       apiToken: TOKEN,
       maxBodyBytes: 8_192,
       schedules: new StoreScheduleService({
-        store: new ScheduleStore(store.database),
+        store: database.schedules,
         scans,
         knownDomainActions: ['mark_dormant'],
         minIntervalMs: 60_000,
@@ -74,7 +74,7 @@ describe('scanner HTTP input: date-times and reserved keys', () => {
   });
   afterAll(async () => {
     await app.close();
-    store.close();
+    database.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -101,12 +101,12 @@ describe('scanner HTTP input: date-times and reserved keys', () => {
       ['an offset beyond 23 hours', '2026-04-30T12:00:00+24:00'],
       ['a date before 1970', '1969-12-31T23:59:59Z'],
     ])('refuses %s as asOf with 400 naming /body/asOf', async (_what, asOf) => {
-      const before = store.count();
+      const before = database.scans.count();
       const res = await post('/scans', { ...DORMANCY_SWEEP, asOf });
       expect(res.status).toBe(400);
       expect(res.json).toMatchObject({ error: 'invalid_request', issues: [{ path: '/body/asOf' }] });
       expect(res.json.message).toContain('/body/asOf');
-      expect(store.count()).toBe(before);
+      expect(database.scans.count()).toBe(before);
     });
 
     it.each([

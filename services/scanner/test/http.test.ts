@@ -1,14 +1,14 @@
 import { DORMANCY_SWEEP } from '@state-relay/accounts';
 import { COMMAND_OUTCOMES } from '@state-relay/contracts';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../src/app';
+import { buildApp } from '../src/http/app';
 import { ScanFinishedError, ScanNotFoundError } from '../src/errors';
 import { createLogger } from '../src/logger';
 import { createScannerMetrics } from '../src/metrics';
-import type { ScanRecord } from '../src/scan';
-import { planScan, type ScanRequest } from '../src/scan-plan';
-import type { ScanService } from '../src/scan-service';
-import { toScanView, type ScanView } from '../src/scan-view';
+import type { ScanRecord } from '../src/scans/scan';
+import { planScan, type ScanRequest } from '../src/scans/scan-plan';
+import type { ScanService } from '../src/scans/scan-service';
+import { toScanView, type ScanView } from '../src/scans/scan-view';
 
 const TOKEN = 'test-token-0123456789abcdef';
 const NOW = Date.UTC(2026, 10, 1);

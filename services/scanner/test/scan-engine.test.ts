@@ -7,10 +7,11 @@ import type { UpdateCommand } from '@state-relay/contracts';
 import { ReplicaStore, type ChangelogRecord } from '@state-relay/store';
 import { waitUntil } from '@state-relay/testkit';
 import pino from 'pino';
-import type { CommandSink } from '../src/command-sender';
+import type { CommandSink } from '../src/scans/command-sender';
 import { createScannerMetrics } from '../src/metrics';
-import { ScanEngine, type ScanEngineDeps } from '../src/scan-engine';
-import { ScanStore } from '../src/scan-store';
+import { ScanEngine, type ScanEngineDeps } from '../src/scans/scan-engine';
+import { openScansDatabase, type ScansDatabase } from '../src/scanner';
+import type { ScanStore } from '../src/scans/scan-store';
 import { scanFinished } from './scan-wait';
 
 const DAY = 86_400_000;
@@ -74,6 +75,7 @@ describe('scan engine (real SQLite, fake Kafka)', () => {
   let replica: ReplicaStore;
   let matching: Set<string>;
   const stores: ScanStore[] = [];
+  const databases: ScansDatabase[] = [];
   const engines: ScanEngine[] = [];
   let processor: FakeProcessor;
   let lag = 0;
@@ -90,13 +92,16 @@ describe('scan engine (real SQLite, fake Kafka)', () => {
   });
   afterEach(async () => {
     for (const e of engines.splice(0)) await Promise.race([e.stop(), new Promise((r) => setTimeout(r, 200))]);
-    for (const s of stores.splice(0)) s.close();
+    stores.splice(0);
+    for (const d of databases.splice(0)) d.close();
     replica.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
   function engine(overrides: Partial<ScanEngineDeps> = {}): { engine: ScanEngine; store: ScanStore } {
-    const store = ScanStore.open(join(dir, 'scans.sqlite'));
+    const database = openScansDatabase(join(dir, 'scans.sqlite'));
+    databases.push(database);
+    const store = database.scans;
     stores.push(store);
     const e = new ScanEngine({
       store,
@@ -136,7 +141,7 @@ describe('scan engine (real SQLite, fake Kafka)', () => {
     expect(new Set(processor.sent.map((c) => c.commandId)).size).toBe(matching.size);
     expect(processor.sent.every((c) => c.asOf === NOW && c.scanId === scan.id)).toBe(true);
     expect(store.outcomeCounts(scan.id)).toMatchObject({ applied: matching.size, condition_false: 0 });
-    expect(store.countResults(scan.id)).toEqual(store.outcomeCounts(scan.id)); // the counters equal GROUP BY
+    expect(store.commands.countResults(scan.id)).toEqual(store.outcomeCounts(scan.id)); // the counters equal GROUP BY
   });
 
   it('stays running while results are missing', async () => {

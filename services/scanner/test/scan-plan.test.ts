@@ -11,7 +11,7 @@ import {
   planScan,
   prefilterFor,
   selectMatches,
-} from '../src/scan-plan';
+} from '../src/scans/scan-plan';
 
 const DAY = 86_400_000;
 const NOW = Date.UTC(2026, 10, 1);

@@ -9,14 +9,15 @@ import { ReplicaStore, type ChangelogRecord } from '@state-relay/store';
 import { waitUntil } from '@state-relay/testkit';
 import fc from 'fast-check';
 import pino from 'pino';
-import type { CommandSink } from '../src/command-sender';
+import type { CommandSink } from '../src/scans/command-sender';
 import { createScannerMetrics } from '../src/metrics';
-import type { ScanOptions } from '../src/scan';
-import { ScanEngine, type ScanEngineDeps } from '../src/scan-engine';
-import { commandsPerBatch } from '../src/scan-plan';
-import { EngineScanService } from '../src/scan-service';
-import { ScanStore } from '../src/scan-store';
-import type { ScanView } from '../src/scan-view';
+import type { ScanOptions } from '../src/scans/scan';
+import { ScanEngine, type ScanEngineDeps } from '../src/scans/scan-engine';
+import { commandsPerBatch } from '../src/scans/scan-plan';
+import { EngineScanService } from '../src/scans/scan-service';
+import { openScansDatabase } from '../src/scanner';
+import type { ScanStore } from '../src/scans/scan-store';
+import type { ScanView } from '../src/scans/scan-view';
 import { scanFinished } from './scan-wait';
 
 const DAY = 86_400_000;
@@ -76,7 +77,8 @@ describe('scan progress counts and batches (real SQLite, fake Kafka)', () => {
   function setup(sink: CommandSink, overrides: Partial<ScanEngineDeps> = {}) {
     const dir = mkdtempSync(join(tmpdir(), 'scanner-progress-'));
     const replica = ReplicaStore.open({ path: join(dir, 'replica.sqlite') });
-    const store = ScanStore.open(join(dir, 'scans.sqlite'));
+    const database = openScansDatabase(join(dir, 'scans.sqlite'));
+    const store = database.scans;
     const engine = new ScanEngine({
       store,
       replica,
@@ -96,7 +98,7 @@ describe('scan progress counts and batches (real SQLite, fake Kafka)', () => {
     // The ETA's row count runs on a worker thread that may still hold the replica open: retry.
     cleanups.push(() => rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 50 }));
     cleanups.push(() => replica.close());
-    cleanups.push(() => store.close());
+    cleanups.push(() => database.close());
     cleanups.push(async () => {
       await engine.stop();
       // Each walk counts the replica's rows on a worker thread: let it finish before the files go.
@@ -230,7 +232,7 @@ describe('scan progress counts and batches (real SQLite, fake Kafka)', () => {
       expect(done).toMatchObject({ status: 'completed', scanned: 1_200, matched: 300, emitted: 300 });
       expect(Math.max(...batches.map((b) => b.commands))).toBe(100); // a second's worth, not all 300
       expect(new Set(batches.map((b) => b.toKey)).size).toBe(3); // the cursor moved after each second
-      expect(ctx.store.countResults(id).applied).toBe(matching.length);
+      expect(ctx.store.commands.countResults(id).applied).toBe(matching.length);
     }
   }, 30_000); // two scans of 3 s each at 100 commands/s, in real time
 

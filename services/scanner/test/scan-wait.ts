@@ -1,6 +1,6 @@
 import { waitUntil } from '@state-relay/testkit';
-import type { ScanRecord } from '../src/scan';
-import type { ScanStore } from '../src/scan-store';
+import type { ScanRecord } from '../src/scans/scan';
+import type { ScanStore } from '../src/scans/scan-store';
 
 /** Resolves with the scan once it is completed, cancelled or failed. */
 export function scanFinished(store: ScanStore, id: string, timeoutMs = 20_000): Promise<ScanRecord> {

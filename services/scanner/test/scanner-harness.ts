@@ -6,11 +6,11 @@ import { freePort, waitUntil } from '@state-relay/testkit';
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import type { Deployment } from '../../processor/test/harness';
-import { buildApp } from '../src/app';
+import { buildApp } from '../src/http/app';
 import { loadConfig, type ScannerConfig } from '../src/config';
 import { createScannerMetrics } from '../src/metrics';
 import { Scanner } from '../src/scanner';
-import type { ScanView } from '../src/scan-view';
+import type { ScanView } from '../src/scans/scan-view';
 
 export const TOKEN = 'integration-test-token-0123456789';
 const SERVER = resolve(__dirname, '../dist/server.js');

@@ -16,11 +16,11 @@ import {
   waitCaughtUp,
   type Deployment,
 } from '../../processor/test/harness';
-import type { ScanView } from '../src/scan-view';
+import type { ScanView } from '../src/scans/scan-view';
 import { InProcessScanner, ScannerApi, ScannerProcess, TOKEN } from './scanner-harness';
 
 const AS_OF = Date.UTC(2026, 10, 1); // demoEvents' "now"
-const CLI = resolve(__dirname, '../dist/cli.js');
+const CLI = resolve(__dirname, '../dist/cli/main.js');
 
 /** Runs the built CLI; resolves with its exit code and output (never rejects on a non-zero exit). */
 function runCli(

@@ -3,12 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { COMMAND_OUTCOMES } from '@state-relay/contracts';
 import { ScanNotFoundError } from '../src/errors';
-import type { ScanStatus } from '../src/scan';
-import { planScan, type ScanRequest } from '../src/scan-plan';
-import type { ScanService } from '../src/scan-service';
-import type { ScanView } from '../src/scan-view';
-import { ScanStore } from '../src/scan-store';
-import { ScheduleStore } from '../src/schedule-store';
+import type { ScanStatus } from '../src/scans/scan';
+import { planScan, type ScanRequest } from '../src/scans/scan-plan';
+import type { ScanService } from '../src/scans/scan-service';
+import type { ScanView } from '../src/scans/scan-view';
+import { openScansDatabase } from '../src/scanner';
 
 /** The scan service as schedules see it: records each created scan; a test moves its status. */
 export class FakeScanService implements Pick<ScanService, 'create' | 'get'> {
@@ -40,13 +39,15 @@ export class FakeScanService implements Pick<ScanService, 'create' | 'get'> {
 
 /** A scans.sqlite in a fresh directory, as the scanner opens it; close() removes it. */
 export function tempStores(dir = mkdtempSync(join(tmpdir(), 'schedules-'))) {
-  const scans = ScanStore.open(join(dir, 'scans.sqlite'));
+  const database = openScansDatabase(join(dir, 'scans.sqlite'));
   return {
     dir,
-    scans,
-    schedules: new ScheduleStore(scans.database),
+    scans: database.scans,
+    schedules: database.schedules,
+    /** The connection, for tests that read or break the tables directly. */
+    db: database.file.db,
     close: (remove = true) => {
-      scans.close();
+      database.close();
       if (remove) rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -2,10 +2,10 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { DORMANCY_SWEEP } from '@state-relay/accounts';
 import pino from 'pino';
-import { ScanEngine } from '../src/scan-engine';
-import { EngineScanService } from '../src/scan-service';
-import { StoreScheduleService } from '../src/schedule-service';
-import { Scheduler } from '../src/scheduler';
+import { ScanEngine } from '../src/scans/scan-engine';
+import { EngineScanService } from '../src/scans/scan-service';
+import { StoreScheduleService } from '../src/schedules/schedule-service';
+import { Scheduler } from '../src/schedules/scheduler';
 import { tempStores } from './schedule-fakes';
 
 // The built scheduler (dist) in a child process; `bash scripts/setup.sh` or `tsc -b` builds it.
@@ -58,7 +58,7 @@ describe('a scanner killed between a scheduled run’s scan and its occurrence',
     // Restart: the same file, the real scheduler and scan service, as a restarted scanner has them.
     const restarted = tempStores(first.dir);
     cleanups.push(() => restarted.close());
-    const db = restarted.scans.database;
+    const db = restarted.db;
     const scans = () => db.prepare('SELECT id FROM scans').pluck().all() as string[];
     const runs = () =>
       db.prepare('SELECT scan_id AS scanId, due_at AS dueAt FROM schedule_runs').all() as Array<{

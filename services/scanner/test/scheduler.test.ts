@@ -2,10 +2,10 @@ import { join } from 'node:path';
 import { DORMANCY_SWEEP } from '@state-relay/accounts';
 import pino from 'pino';
 import { createScannerMetrics } from '../src/metrics';
-import { ScanEngine } from '../src/scan-engine';
-import { EngineScanService } from '../src/scan-service';
-import { StoreScheduleService } from '../src/schedule-service';
-import { Scheduler } from '../src/scheduler';
+import { ScanEngine } from '../src/scans/scan-engine';
+import { EngineScanService } from '../src/scans/scan-service';
+import { StoreScheduleService } from '../src/schedules/schedule-service';
+import { Scheduler } from '../src/schedules/scheduler';
 import { FakeScanService, tempStores } from './schedule-fakes';
 
 const T0 = Date.UTC(2026, 2, 1, 12, 0, 0);
@@ -214,7 +214,7 @@ describe('Scheduler over the real scans database', () => {
   });
   afterEach(() => stores.close());
 
-  const db = () => stores.scans.database;
+  const db = () => stores.db;
   const scanIds = () => db().prepare('SELECT id FROM scans ORDER BY seq').pluck().all() as string[];
   const runs = () =>
     db().prepare('SELECT scan_id AS scanId, due_at AS dueAt FROM schedule_runs ORDER BY due_at').all() as Array<{

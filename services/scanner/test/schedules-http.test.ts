@@ -1,9 +1,9 @@
 import { DORMANCY_SWEEP } from '@state-relay/accounts';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../src/app';
+import { buildApp } from '../src/http/app';
 import { createLogger } from '../src/logger';
 import { createScannerMetrics } from '../src/metrics';
-import { StoreScheduleService } from '../src/schedule-service';
+import { StoreScheduleService } from '../src/schedules/schedule-service';
 import { FakeScanService, tempStores } from './schedule-fakes';
 
 const TOKEN = 'test-token-0123456789abcdef';

@@ -1,13 +1,13 @@
 import { COMMAND_OUTCOMES } from '@state-relay/contracts';
 import { waitUntil } from '@state-relay/testkit';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../src/app';
+import { buildApp } from '../src/http/app';
 import { ScanNotFoundError } from '../src/errors';
 import { createLogger } from '../src/logger';
 import { createScannerMetrics } from '../src/metrics';
-import { ScanRateHistory } from '../src/routes/status';
-import type { ScanService } from '../src/scan-service';
-import type { ScanView } from '../src/scan-view';
+import { ScanRateHistory } from '../src/http/routes/status';
+import type { ScanService } from '../src/scans/scan-service';
+import type { ScanView } from '../src/scans/scan-view';
 
 const TOKEN = 'status-route-token-0123456789';
 const auth = { authorization: `Bearer ${TOKEN}` };

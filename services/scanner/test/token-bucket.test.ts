@@ -1,4 +1,4 @@
-import { TokenBucket } from '../src/token-bucket';
+import { TokenBucket } from '../src/scans/token-bucket';
 
 describe('TokenBucket', () => {
   let now = 0;

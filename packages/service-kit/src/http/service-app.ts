@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { ErrorTable } from '../errors';
 import { toErrorReply } from './error-reply';
+import { forDocumentation } from './schema-helpers';
 
 /** The body of every error answer, for the routes' response schemas. */
 export const ErrorBodySchema = Type.Object({
@@ -108,6 +109,10 @@ export const serviceHttp = fp(
         info: { title: `state-relay ${options.service}`, version: '0.1.0', description: options.description },
         components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
       },
+      // What the routes validate loosely but document in full (documentedAs) is shown in full.
+      transform: ({ schema, url }) => ({ schema: forDocumentation(schema) as typeof schema, url }),
+      // A schema with an $id (TypeBox's recursive ones: Condition, JsonValue) is a component of that name.
+      refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     });
 
     app.get('/healthz', { schema: { tags: ['health'], response: { 200: Health } } }, async () => ({

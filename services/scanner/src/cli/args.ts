@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { DORMANCY_SWEEP } from '@state-relay/accounts';
-import type { ScanOptions } from '../scan';
+import type { ScanOptions } from '../scans/scan';
 
 export const USAGE = `Usage: pnpm scan [--preset dormant | --file scan.json | --condition JSON --action JSON] [options]
 

@@ -1,4 +1,4 @@
-import type { ScanView } from '../scan-view';
+import type { ScanView } from '../scans/scan-view';
 
 /** The API answered with an error body, or could not be reached. `message` is the API's own. */
 export class ApiError extends Error {

@@ -1,5 +1,5 @@
 import { COMMAND_OUTCOMES } from '@state-relay/contracts';
-import type { ScanView } from '../scan-view';
+import type { ScanView } from '../scans/scan-view';
 
 const FINISHED = new Set(['completed', 'cancelled', 'failed']);
 

@@ -1,0 +1,105 @@
+import type { Admin, Kafka } from 'kafkajs';
+
+/** The admin calls the services make. */
+export type AdminCalls = Pick<Admin, 'fetchTopicOffsets' | 'fetchOffsets' | 'describeConfigs' | 'listTopics'>;
+
+/** How long one admin call may take by default: longer than a request timeout (30 s). */
+export const DEFAULT_ADMIN_CALL_TIMEOUT_MS = 40_000;
+
+/** An admin call that did not finish in time. */
+export class AdminCallTimeoutError extends Error {
+  override readonly name = 'AdminCallTimeoutError';
+  readonly retriable = true;
+  constructor(call: string, ms: number) {
+    super(`admin ${call} got no answer within ${ms} ms`);
+  }
+}
+
+export interface ReplaceableAdminOptions {
+  /** How long one call may take before its client is given up on; default 40 s. */
+  callTimeoutMs?: number;
+  /** Told once per replacement, with the failure. */
+  onReplaced?: (call: string, err: unknown) => void;
+}
+
+/**
+ * An admin client that is replaced when a call fails or outlives `callTimeoutMs`. kafkajs
+ * re-sends a timed-out request on the same connection for its whole retry cycle, and a
+ * black-holed connection (a partition healed at a new address, a NAT that forgot it) never
+ * answers, so a long-lived admin would fail every call from then on (tulios/kafkajs#919), some
+ * after the timeout, some sooner (a coordinator lookup whose metadata request timed out). The
+ * next call after a replacement goes through a new client, with new connections; a client is
+ * cheap (it connects on its first call), so any failure replaces it.
+ */
+export class ReplaceableAdmin implements AdminCalls {
+  private admin?: Admin;
+  private connecting?: Promise<Admin>;
+  private readonly callTimeoutMs: number;
+
+  constructor(
+    private readonly kafka: Kafka,
+    private readonly options: ReplaceableAdminOptions = {},
+  ) {
+    this.callTimeoutMs = options.callTimeoutMs ?? DEFAULT_ADMIN_CALL_TIMEOUT_MS;
+  }
+
+  async connect(): Promise<void> {
+    await this.current();
+  }
+
+  async disconnect(): Promise<void> {
+    const admin = this.admin ?? (await this.connecting?.catch(() => undefined));
+    this.admin = undefined;
+    await admin?.disconnect();
+  }
+
+  fetchTopicOffsets: Admin['fetchTopicOffsets'] = (topic) =>
+    this.call('fetchTopicOffsets', (a) => a.fetchTopicOffsets(topic));
+  fetchOffsets: Admin['fetchOffsets'] = (request) => this.call('fetchOffsets', (a) => a.fetchOffsets(request));
+  describeConfigs: Admin['describeConfigs'] = (request) =>
+    this.call('describeConfigs', (a) => a.describeConfigs(request));
+  listTopics: Admin['listTopics'] = () => this.call('listTopics', (a) => a.listTopics());
+
+  private async call<T>(name: string, run: (admin: Admin) => Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    let admin: Admin | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new AdminCallTimeoutError(name, this.callTimeoutMs)), this.callTimeoutMs);
+    });
+    try {
+      const running = this.current().then((a) => run((admin = a)));
+      running.catch(() => undefined); // an abandoned call settles when its client is torn down
+      return await Promise.race([running, timedOut]);
+    } catch (err) {
+      this.retire(admin, name, err);
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Drops the client a call failed on, unless an earlier failure already did. */
+  private retire(admin: Admin | undefined, call: string, err: unknown): void {
+    if (admin !== undefined && this.admin !== admin) return;
+    const old = this.admin;
+    this.admin = undefined;
+    void old?.disconnect().catch(() => undefined);
+    this.options.onReplaced?.(call, err);
+  }
+
+  private current(): Promise<Admin> {
+    if (this.admin) return Promise.resolve(this.admin);
+    this.connecting ??= (async () => {
+      const admin = this.kafka.admin();
+      try {
+        await admin.connect();
+      } catch (err) {
+        void admin.disconnect().catch(() => undefined);
+        throw err;
+      }
+      this.admin = admin;
+      return admin;
+    })().finally(() => (this.connecting = undefined));
+    return this.connecting;
+  }
+}

@@ -1,0 +1,96 @@
+import { type Static } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { requireBearer } from '@state-relay/service-kit';
+import {
+  CreateScheduleBody,
+  PatchScheduleBody,
+  ScheduleList,
+  ScheduleParams,
+  ScheduleViewSchema,
+} from '../schedule-schemas';
+import type { ScheduleService } from '../../schedules/schedule-service';
+import { ErrorBody, guardedErrors } from '../schemas';
+
+const security = [{ bearerAuth: [] }];
+const notFound = { 404: ErrorBody };
+
+/** The schedule API; every route needs the bearer token, as /scans does. */
+export async function scheduleRoutes(
+  app: FastifyInstance,
+  opts: { apiToken: string; schedules: ScheduleService },
+): Promise<void> {
+  const { schedules } = opts;
+  app.addHook('onRequest', requireBearer(opts.apiToken));
+
+  app.post(
+    '/schedules',
+    {
+      schema: {
+        tags: ['schedules'],
+        security,
+        description: 'Create a schedule: each run creates an ordinary scan from the template, asOf = the run time.',
+        body: CreateScheduleBody,
+        response: { 201: ScheduleViewSchema, ...guardedErrors, 413: ErrorBody, 415: ErrorBody },
+      },
+    },
+    async (request, reply) => {
+      const schedule = schedules.create(request.body as Static<typeof CreateScheduleBody>);
+      return reply.status(201).header('location', schedule.url).send(schedule);
+    },
+  );
+
+  app.get(
+    '/schedules',
+    { schema: { tags: ['schedules'], security, response: { 200: ScheduleList, ...guardedErrors } } },
+    async () => ({ schedules: schedules.list() }),
+  );
+
+  app.get(
+    '/schedules/:id',
+    {
+      schema: {
+        tags: ['schedules'],
+        security,
+        params: ScheduleParams,
+        response: { 200: ScheduleViewSchema, ...guardedErrors, ...notFound },
+      },
+    },
+    async (request) => schedules.get((request.params as Static<typeof ScheduleParams>).id),
+  );
+
+  app.patch(
+    '/schedules/:id',
+    {
+      schema: {
+        tags: ['schedules'],
+        security,
+        description: 'Pause or resume, rename',
+        params: ScheduleParams,
+        body: PatchScheduleBody,
+        response: { 200: ScheduleViewSchema, ...guardedErrors, ...notFound, 413: ErrorBody, 415: ErrorBody },
+      },
+    },
+    async (request) =>
+      schedules.update(
+        (request.params as Static<typeof ScheduleParams>).id,
+        request.body as Static<typeof PatchScheduleBody>,
+      ),
+  );
+
+  app.delete(
+    '/schedules/:id',
+    {
+      schema: {
+        tags: ['schedules'],
+        security,
+        description: 'Delete the schedule and its run links; its scans stay (a running one is not cancelled)',
+        params: ScheduleParams,
+        response: { 204: { type: 'null', description: 'Deleted' }, ...guardedErrors, ...notFound },
+      },
+    },
+    async (request, reply) => {
+      schedules.delete((request.params as Static<typeof ScheduleParams>).id);
+      return reply.status(204).send();
+    },
+  );
+}

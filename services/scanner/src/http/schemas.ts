@@ -1,0 +1,114 @@
+// The HTTP API's schemas: TypeBox gives the JSON schema (validation, serialization, OpenAPI)
+// and the TypeScript type from one source.
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { COMMAND_OUTCOMES } from '@state-relay/contracts';
+import { ActionSchema, ConditionSchema } from '@state-relay/rules';
+import { documentedAs, ErrorBodySchema as ErrorBody, literals, Nullable } from '@state-relay/service-kit';
+import { SCAN_PHASES, SCAN_STATUSES } from '../scans/scan';
+
+/**
+ * A condition or an action in a body. The route's schema takes any object here and the rules'
+ * validators judge it (planScan, the schedule service), so a bad rule gets their issues with
+ * precise paths; the OpenAPI document shows the rule language's schema (Condition, Action).
+ */
+const ruleField = (language: TSchema, description: string) =>
+  documentedAs(
+    Type.Unsafe<unknown>({ type: 'object', additionalProperties: true, description }),
+    Type.Unsafe<unknown>({ description, allOf: [language] }),
+  );
+export const ConditionField = (description: string) => ruleField(ConditionSchema, description);
+export const ActionField = (description: string) => ruleField(ActionSchema, description);
+
+export const ScanOptionsSchema = Type.Object(
+  {
+    rate: Type.Optional(
+      Type.Number({ minimum: 0, maximum: 1_000_000, description: 'Commands per second; 0 or absent = unlimited' }),
+    ),
+    batchSize: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 100_000, description: 'Replica keys walked per chunk (default CHUNK_SIZE)' }),
+    ),
+    dryRun: Type.Optional(Type.Boolean({ description: 'Walk and count matches; emit nothing' })),
+    maxCommands: Type.Optional(Type.Integer({ minimum: 1, description: 'Stop emitting after this many commands' })),
+    expectVersion: Type.Optional(
+      Type.Boolean({ description: 'Apply each command only if the entity is still at the version the replica saw' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const CreateScanBody = Type.Object(
+  {
+    condition: ConditionField('A condition of the rule language (see the rules package README)'),
+    action: ActionField('An action: {set, unset, increment}, {delete: true} or {domain, params}'),
+    options: Type.Optional(ScanOptionsSchema),
+    asOf: Type.Optional(
+      Type.Union([Type.String({ maxLength: 64 }), Type.Integer({ minimum: 0 })], {
+        description: 'The instant relative times resolve against: ISO-8601 with a zone, or epoch ms. Default: now',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type CreateScanBody = Static<typeof CreateScanBody>;
+
+export const Counts = Type.Object({
+  scanned: Type.Integer(),
+  matched: Type.Integer(),
+  emitted: Type.Integer(),
+  pending: Type.Integer({ description: 'Emitted commands without a result yet' }),
+  results: Type.Object(Object.fromEntries(COMMAND_OUTCOMES.map((o) => [o, Type.Integer()]))),
+});
+
+const PartitionLag = Type.Object({ partition: Type.Integer(), lag: Type.Integer() });
+const ReplicaLag = Type.Object({ total: Type.Integer(), partitions: Type.Array(PartitionLag) });
+
+export const ScanViewSchema = Type.Object({
+  id: Type.String(),
+  url: Type.String(),
+  status: literals(SCAN_STATUSES),
+  phase: Nullable(literals(SCAN_PHASES)),
+  condition: ConditionField('The condition'),
+  action: ActionField('The action'),
+  options: ScanOptionsSchema,
+  asOf: Type.String({ description: 'ISO-8601' }),
+  counts: Counts,
+  progress: Type.Object({
+    replicaRows: Nullable(Type.Integer()),
+    fraction: Nullable(Type.Number()),
+    etaSeconds: Nullable(Type.Number()),
+    eta: Nullable(Type.String()),
+  }),
+  backoffSeconds: Type.Number(),
+  replicaLag: ReplicaLag,
+  createdAt: Type.String(),
+  startedAt: Nullable(Type.String()),
+  finishedAt: Nullable(Type.String()),
+  error: Nullable(Type.String()),
+});
+
+export const CreatedScan = Type.Object({ scan: ScanViewSchema, url: Type.String() });
+
+export const ScanList = Type.Object({
+  scans: Type.Array(ScanViewSchema),
+  total: Type.Integer(),
+  limit: Type.Integer(),
+  offset: Type.Integer(),
+});
+
+export const ListQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+  },
+  { additionalProperties: false },
+);
+
+export const ScanParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
+
+/** The error body of every route (the service kit's). */
+export { ErrorBody };
+
+export const Readiness = Type.Object({ ready: Type.Boolean(), replicaLag: ReplicaLag });
+
+/** Error responses each guarded route can give. */
+export const guardedErrors = { 400: ErrorBody, 401: ErrorBody, 500: ErrorBody } as const;

@@ -1,0 +1,278 @@
+import { decodeKey, isDecodeError } from '@state-relay/contracts';
+import {
+  DEFAULT_DELETE_RETENTION_MS,
+  deleteRetentionMs,
+  endOffsets,
+  retireConsumer,
+  watchConsumer,
+  type ConsumerDeath,
+  type AdminCalls,
+  type ConsumerWatch,
+} from '@state-relay/kafka-runtime';
+import type { ChangelogRecord, ReplicaStore } from '@state-relay/store';
+import type { Consumer, Kafka } from 'kafkajs';
+import type { Logger } from 'pino';
+import { AbortedError, ReplicaBehindError } from '../errors';
+import type { PartitionLag, ScannerMetrics } from '../metrics';
+import { sleep } from '../scans/wait';
+
+export interface ReplicaFollowerDeps {
+  kafka: Kafka;
+  admin: Pick<AdminCalls, 'fetchTopicOffsets' | 'describeConfigs'>;
+  topic: string;
+  groupId: string;
+  replica: ReplicaStore;
+  logger: Logger;
+  metrics: ScannerMetrics;
+  /** How often the changelog end offsets are refreshed for the lag; default 1000 ms. */
+  endsRefreshMs?: number;
+  /** How often the replica's WAL is checkpointed (PASSIVE); default 5000 ms. */
+  checkpointMs?: number;
+}
+
+/**
+ * Keeps the replica: consumes the changelog (read_committed) and applies each batch with its
+ * offsets in one SQLite transaction, so a restart resumes exactly. SQLite holds the position:
+ * the consumer group only spreads nothing (one member) and never commits; on every join each
+ * partition is sought to the replica's stored offset.
+ */
+/** No fetch, join or rebalance for this long: the changelog consumer is hung. */
+const STALL_MS = 30_000;
+
+export class ReplicaFollower {
+  private consumer?: Consumer;
+  /** Next offset per partition: from SQLite at start, then from every batch, markers included. */
+  private readonly positions = new Map<number, bigint>();
+  private ends?: Map<number, bigint>;
+  private caughtUp = false;
+  private timers: NodeJS.Timeout[] = [];
+  private watch?: ConsumerWatch;
+  private stopped = false;
+
+  constructor(private readonly deps: ReplicaFollowerDeps) {
+    for (const [partition, offset] of deps.replica.offsets()) this.positions.set(partition, BigInt(offset));
+  }
+
+  /** True once the replica has reached the changelog end (seen after start) on every partition. */
+  get caughtUpOnce(): boolean {
+    return this.caughtUp;
+  }
+
+  async start(): Promise<void> {
+    const { topic, replica, logger } = this.deps;
+    await this.refreshEnds().catch((err: unknown) => logger.warn({ err }, 'reading the changelog end offsets failed'));
+    const retention = await deleteRetentionMs(this.deps.admin, topic).catch((err: unknown) => {
+      logger.warn({ err }, 'reading delete.retention.ms of the changelog failed; assuming the broker default');
+      return DEFAULT_DELETE_RETENTION_MS;
+    });
+    if (replica.rebuiltFrom !== null) {
+      logger.warn(
+        { from: replica.rebuiltFrom },
+        'the replica was written in an older format; its rows were dropped and it is rebuilt from the changelog',
+      );
+    }
+    this.wipeIfAhead();
+    this.wipeIfStale(retention);
+    await this.startConsumer();
+    this.timers.push(
+      setInterval(() => {
+        this.refreshEnds().catch((err: unknown) =>
+          logger.debug({ err }, 'refreshing the changelog end offsets failed'),
+        );
+      }, this.deps.endsRefreshMs ?? 1_000),
+      setInterval(() => {
+        try {
+          replica.checkpointWal('PASSIVE');
+        } catch (err) {
+          logger.warn({ err }, 'replica WAL checkpoint failed');
+        }
+      }, this.deps.checkpointMs ?? 5_000),
+    );
+    for (const t of this.timers) t.unref();
+  }
+
+  /**
+   * The changelog consumer, watched: one kafkajs gave up on or one that hangs is replaced (see
+   * watchConsumer). A replacement resumes from the SQLite offsets like any join.
+   */
+  private async startConsumer(): Promise<void> {
+    const { kafka, topic, groupId, replica, logger, metrics } = this.deps;
+    const consumer = kafka.consumer({
+      groupId,
+      readUncommitted: false,
+      allowAutoTopicCreation: false,
+      maxWaitTimeInMs: 100,
+      maxBytesPerPartition: 4 * 1024 * 1024,
+    });
+    this.consumer = consumer;
+    this.watch?.stop();
+    this.watch = watchConsumer(consumer, {
+      stallMs: STALL_MS,
+      onDead: (reason) => void this.replace(consumer, reason),
+    });
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      const stored = replica.offsets();
+      const assigned = payload.memberAssignment[topic] ?? [];
+      for (const partition of assigned) consumer.seek({ topic, partition, offset: stored.get(partition) ?? '0' });
+      logger.info(
+        { partitions: assigned, from: Object.fromEntries(stored) },
+        'replica follower joined; resuming from SQLite offsets',
+      );
+    });
+    // Batches holding only transaction markers or aborted records never reach eachBatch.
+    consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+      if (payload.topic === topic) this.advance(payload.partition, BigInt(payload.lastOffset) + 1n);
+    });
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      logger.error({ err: payload.error, restart: payload.restart }, 'replica follower crashed');
+    });
+    await consumer.connect();
+    await consumer.subscribe({ topics: [topic], fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachBatch: async ({ batch, isRunning, isStale, heartbeat }) => {
+        if (!isRunning() || isStale()) return;
+        const records: ChangelogRecord[] = [];
+        for (const m of batch.messages) {
+          try {
+            // Only the key is looked at (the message key is the entity key); values are copied
+            // as bytes and decoded when a scan reads them.
+            records.push({ partition: batch.partition, offset: m.offset, key: decodeKey(m.key), value: m.value });
+          } catch (err) {
+            if (!isDecodeError(err)) throw err;
+            // Only the processor writes the changelog, so this is a bug there; skip it loudly.
+            metrics.undecodable.inc({ topic });
+            logger.error(
+              { err, partition: batch.partition, offset: m.offset },
+              'skipping a changelog record with an undecodable key',
+            );
+          }
+        }
+        const skipped = replica.apply(records);
+        if (skipped > 0) {
+          metrics.undecodable.inc({ topic }, skipped);
+          logger.error({ partition: batch.partition, skipped }, 'skipped changelog records whose value is not JSON');
+        }
+        metrics.replicaRecords.inc(records.length);
+        this.advance(batch.partition, BigInt(batch.lastOffset()) + 1n);
+        await heartbeat();
+      },
+    });
+  }
+
+  private async replace(old: Consumer, reason: ConsumerDeath, attempt = 1): Promise<void> {
+    if (this.stopped || this.consumer !== old) return;
+    this.deps.logger.warn({ reason, attempt }, `replica follower consumer ${reason}; replacing it`);
+    this.deps.metrics.consumerReplacements.inc({ consumer: 'replica', reason });
+    await retireConsumer(old, attempt);
+    if (this.stopped || this.consumer !== old) return;
+    try {
+      await this.startConsumer();
+    } catch (err) {
+      this.deps.logger.warn({ err }, 'replacing the replica follower consumer failed; trying again');
+      this.watch?.stop(); // this attempt's watch must not replace it a second time
+      void this.replace(this.consumer ?? old, 'crashed', attempt + 1);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.watch?.stop();
+    for (const t of this.timers.splice(0)) clearInterval(t);
+    await this.consumer
+      ?.disconnect()
+      .catch((err: unknown) => this.deps.logger.warn({ err }, 'replica consumer disconnect failed'));
+  }
+
+  /** Records per partition between the replica and the last known changelog end. */
+  lag(): PartitionLag[] {
+    if (this.ends === undefined) return [];
+    return [...this.ends]
+      .sort(([a], [b]) => a - b)
+      .map(([partition, end]) => ({ partition, lag: this.lagOf(partition, end) }));
+  }
+
+  /** The changelog's end offsets right now (read_committed: the last stable offsets). */
+  async currentEnds(): Promise<Map<number, bigint>> {
+    await this.refreshEnds();
+    return new Map(this.ends);
+  }
+
+  /** Resolves once the replica has reached `target` on every partition; ReplicaBehindError after `timeoutMs`. */
+  async waitFor(target: Map<number, bigint>, timeoutMs: number, signal: AbortSignal): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      if (signal.aborted) throw new AbortedError('aborted');
+      const behind = [...target].reduce((sum, [p, end]) => sum + this.lagOf(p, end), 0);
+      if (behind === 0) return;
+      if (Date.now() >= deadline) throw new ReplicaBehindError(timeoutMs, behind);
+      await sleep(50, signal);
+    }
+  }
+
+  /**
+   * The replica only ever holds committed records, so a stored offset past the changelog's end
+   * means the topic was recreated: start over from the changelog, the source of truth.
+   */
+  private wipeIfAhead(): void {
+    const ahead = [...(this.ends ?? [])].filter(([p, end]) => (this.positions.get(p) ?? 0n) > end);
+    if (ahead.length === 0) return;
+    this.deps.logger.warn({ partitions: ahead.map(([p]) => p) }, 'replica is past the changelog end; rebuilding it');
+    this.deps.replica.wipe();
+    this.positions.clear();
+  }
+
+  /**
+   * Catching up from stored offsets is only sound while every tombstone written since is still
+   * in the changelog: compaction removes them delete.retention.ms after it reaches them. A
+   * replica that last matched the end longer ago than that, while records were added since,
+   * is rebuilt from the start; otherwise a key deleted meanwhile would stay in it for good.
+   */
+  private wipeIfStale(deleteRetentionMs: number): void {
+    if (this.ends === undefined || this.positions.size === 0) return;
+    // Only a commit marker can follow a stored offset without a record in between.
+    const moved = [...this.ends].filter(([p, end]) => end - (this.positions.get(p) ?? 0n) > 1n).map(([p]) => p);
+    if (moved.length === 0) return;
+    const synced = this.deps.replica.syncedAt();
+    const age = synced === null ? null : Date.now() - synced;
+    if (age !== null && age <= deleteRetentionMs) return;
+    this.deps.logger.warn(
+      { partitions: moved, syncedAgoMs: age, deleteRetentionMs },
+      'replica last matched the changelog longer ago than delete.retention.ms; rebuilding it so no compacted tombstone is missed',
+    );
+    this.deps.replica.wipe();
+    this.positions.clear();
+  }
+
+  private lagOf(partition: number, end: bigint): number {
+    const position = this.positions.get(partition) ?? 0n;
+    return end > position ? Number(end - position) : 0;
+  }
+
+  private advance(partition: number, next: bigint): void {
+    const current = this.positions.get(partition);
+    if (current === undefined || next > current) this.positions.set(partition, next);
+    this.noteCaughtUp();
+  }
+
+  private async refreshEnds(): Promise<void> {
+    this.ends = await endOffsets(this.deps.admin, this.deps.topic);
+    this.noteCaughtUp();
+    // In step with the end on every partition: remember when (see wipeIfStale).
+    if (this.consumer !== undefined && [...this.ends].every(([p, end]) => this.lagOf(p, end) === 0)) {
+      try {
+        this.deps.replica.markSynced(Date.now());
+      } catch (err) {
+        this.deps.logger.warn({ err }, 'recording the replica sync time failed');
+      }
+    }
+  }
+
+  private noteCaughtUp(): void {
+    if (this.caughtUp || this.ends === undefined || this.consumer === undefined) return;
+    if ([...this.ends].every(([p, end]) => this.lagOf(p, end) === 0)) {
+      this.caughtUp = true;
+      this.deps.logger.info({ partitions: this.ends.size }, 'replica caught up with the changelog');
+    }
+  }
+}

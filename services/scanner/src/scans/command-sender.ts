@@ -1,0 +1,138 @@
+import { encodeCommand, type UpdateCommand } from '@state-relay/contracts';
+import type { Kafka, Producer } from 'kafkajs';
+import type { Logger } from 'pino';
+import { ScannerError } from '../errors';
+
+/** Where a scan's commands go. */
+export interface CommandSink {
+  send(commands: readonly UpdateCommand[]): Promise<void>;
+}
+
+/** The producer failed to deliver; `retriable` is true when a cause in the chain was retriable. */
+export class CommandSendError extends ScannerError {
+  override readonly name = 'CommandSendError';
+  constructor(topic: string, cause: unknown) {
+    super(
+      'command_send_failed',
+      `sending commands to ${topic} failed: ${cause instanceof Error ? cause.message : String(cause)}`,
+      {
+        cause,
+        retriable: retriableChain(cause),
+      },
+    );
+  }
+}
+
+/** kafkajs wraps the last retriable error in KafkaJSNumberOfRetriesAttempted (retriable: false). */
+function retriableChain(err: unknown): boolean {
+  for (let e = err, depth = 0; e && typeof e === 'object' && depth < 6; depth++) {
+    if ((e as { retriable?: unknown }).retriable === true) return true;
+    e = (e as { cause?: unknown }).cause ?? (e as { originalError?: unknown }).originalError;
+  }
+  return false;
+}
+
+/** How long one send may take before its producer is given up on; default 40 s. */
+export const DEFAULT_SEND_TIMEOUT_MS = 40_000;
+
+/** A send that did not finish in time: its producer is replaced, the send is retried. */
+export class CommandSendTimeoutError extends Error {
+  override readonly name = 'CommandSendTimeoutError';
+  readonly retriable = true;
+  constructor(ms: number) {
+    super(`no acknowledgement within ${ms} ms; the producer was replaced`);
+  }
+}
+
+export interface CommandSenderOptions {
+  /**
+   * How long one send may take. Longer than the client's request timeout (30 s), so a slow
+   * request is not cut short; shorter than kafkajs's own retry cycle, which re-sends on the same
+   * connection: a connection that was black-holed (a network partition healed at a new address,
+   * a NAT that forgot it) times out every request forever (tulios/kafkajs#919). A new producer
+   * opens new connections.
+   */
+  sendTimeoutMs?: number;
+  /** Counts each producer replacement, by reason. */
+  onReplaced?: (reason: 'failed' | 'timed_out') => void;
+}
+
+/**
+ * Sends commands with an idempotent producer (no duplicates from producer retries), keyed by
+ * entity key so the default partitioner puts each on the partition the processor owns for that
+ * key. After a failure or a send that outlives `sendTimeoutMs` the producer is replaced, so a
+ * retry starts from clean connections and a clean sequence (a command that did arrive twice is
+ * a duplicate by its id at the processor).
+ */
+export class CommandSender implements CommandSink {
+  private producer?: Producer;
+  private connecting?: Promise<Producer>;
+  private readonly sendTimeoutMs: number;
+
+  constructor(
+    private readonly kafka: Kafka,
+    private readonly topic: string,
+    private readonly logger: Logger,
+    private readonly options: CommandSenderOptions = {},
+  ) {
+    this.sendTimeoutMs = options.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS;
+  }
+
+  async send(commands: readonly UpdateCommand[]): Promise<void> {
+    if (commands.length === 0) return;
+    let producer: Producer;
+    try {
+      producer = await this.connected();
+    } catch (err) {
+      throw new CommandSendError(this.topic, err);
+    }
+    const sending = producer.send({
+      topic: this.topic,
+      acks: -1,
+      messages: commands.map((c) => ({ key: c.key, value: encodeCommand(c) })),
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new CommandSendTimeoutError(this.sendTimeoutMs)), this.sendTimeoutMs);
+    });
+    try {
+      await Promise.race([sending, timedOut]);
+    } catch (err) {
+      sending.catch(() => undefined); // an abandoned send settles when its producer is torn down
+      this.retire(producer, err instanceof CommandSendTimeoutError ? 'timed_out' : 'failed', err);
+      throw new CommandSendError(this.topic, err);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async disconnect(): Promise<void> {
+    const producer = this.producer ?? (await this.connecting?.catch(() => undefined));
+    this.producer = undefined;
+    await producer
+      ?.disconnect()
+      .catch((err: unknown) => this.logger.warn({ err }, 'command producer disconnect failed'));
+  }
+
+  /**
+   * Drops a producer without waiting for it: kafkajs's disconnect waits for the connection's
+   * pending requests, which on a black-holed connection is a full request timeout.
+   */
+  private retire(producer: Producer, reason: 'failed' | 'timed_out', err: unknown): void {
+    if (this.producer === producer) this.producer = undefined;
+    this.options.onReplaced?.(reason);
+    this.logger.warn({ err, reason }, 'command producer replaced; the next send opens new connections');
+    void producer.disconnect().catch(() => undefined);
+  }
+
+  private connected(): Promise<Producer> {
+    if (this.producer) return Promise.resolve(this.producer);
+    this.connecting ??= (async () => {
+      const producer = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+      await producer.connect();
+      this.producer = producer;
+      return producer;
+    })().finally(() => (this.connecting = undefined));
+    return this.connecting;
+  }
+}

@@ -1,0 +1,304 @@
+import type { UpdateCommand } from '@state-relay/contracts';
+import type { ReplicaStore } from '@state-relay/store';
+import type { Logger } from 'pino';
+import type { CommandSink } from './command-sender';
+import { AbortedError, isRetriable } from '../errors';
+import type { ScannerMetrics } from '../metrics';
+import type { InflightChunk, ScanRecord } from './scan';
+import {
+  buildCommand,
+  chunkLimit,
+  commandsPerBatch,
+  COMMANDS_PER_REQUEST,
+  emissionBudget,
+  prefilterFor,
+  selectMatches,
+} from './scan-plan';
+import type { ChunkProgress, ScanStore } from './scan-store';
+import { TokenBucket } from './token-bucket';
+import { sleep, yieldToEventLoop } from './wait';
+
+export interface WalkDeps {
+  store: ScanStore;
+  replica: Pick<ReplicaStore, 'chunk'>;
+  sink: CommandSink;
+  commandLag: { lag(): Promise<number> };
+  metrics: Pick<ScannerMetrics, 'rowsScanned' | 'rowsMatched' | 'commandsEmitted' | 'backoffSeconds'>;
+  logger: Logger;
+  chunkSize: number;
+  maxCommandLag: number;
+  now: () => number;
+  /** How long a retriable send failure is retried before the scan fails; default 5 minutes. */
+  sendRetryWindowMs?: number;
+  /** How often the command lag is re-read while backing off; default 250 ms. */
+  backoffPollMs?: number;
+  /** Commands gathered per batch (recorded, sent, committed together); default COMMANDS_PER_BATCH. */
+  commandsPerBatch?: number;
+}
+
+/** The cursor is persisted at least every this many keys, even when nothing matches. */
+const MAX_KEYS_PER_BATCH = 100_000;
+
+interface CollectedBatch {
+  /** Last key walked; null when nothing was left to walk. */
+  toKey: string | null;
+  walked: number;
+  matched: number;
+  commands: UpdateCommand[];
+  /** The replica ended during this batch. */
+  exhausted: boolean;
+}
+
+export interface WalkSignals {
+  /** Aborts on a cancel or a stop. */
+  any: AbortSignal;
+  /** Aborts on a cancel only: a cancelled chunk is committed as far as it was sent. */
+  cancel: AbortSignal;
+}
+
+/**
+ * One scan's walk: keyset chunks of the replica in key order, each pre-filtered in SQL, re-checked
+ * with the rules package, and emitted as one command per match. A chunk's commands are recorded
+ * before they are sent and its cursor after, so a scanner killed mid-chunk re-sends exactly that
+ * chunk (same command ids: the processor answers `duplicate` for what it already applied).
+ */
+export class ScanWalk {
+  private readonly bucket?: TokenBucket;
+  private readonly log: Logger;
+  private cursor: string | null;
+  private readonly seen: { scanned: number; matched: number };
+  private emitted: number;
+
+  constructor(
+    private readonly scan: ScanRecord,
+    private readonly deps: WalkDeps,
+    private readonly signals: WalkSignals,
+  ) {
+    const rate = scan.spec.options.rate ?? 0;
+    if (rate > 0) this.bucket = new TokenBucket(rate);
+    this.log = deps.logger.child({ scanId: scan.id });
+    this.cursor = scan.cursor;
+    this.seen = { scanned: scan.scanned, matched: scan.matched };
+    this.emitted = scan.emitted;
+  }
+
+  /** Walks to the end of the replica (or to maxCommands); throws AbortedError on cancel or stop. */
+  async run(): Promise<void> {
+    const { scan } = this;
+    if (scan.inflight !== null) await this.resendInflight(scan.inflight);
+    const filter = prefilterFor(scan.spec.condition, scan.asOf);
+    for (;;) {
+      this.throwIfAborted();
+      if (this.budgetSpent()) return;
+      if (scan.spec.options.dryRun !== true) await this.backOffWhileLagging();
+      const started = performance.now();
+      const batch = await this.collect(filter);
+      // Cancelled or stopping while walking: drop what was gathered; the cursor has not moved.
+      this.throwIfAborted();
+      if (batch.toKey === null) return;
+      await this.emitBatch(batch.toKey, batch.walked, batch.matched, batch.commands, started);
+      if (batch.exhausted) return;
+      await yieldToEventLoop();
+    }
+  }
+
+  /**
+   * Walks chunks after the cursor until they hold a send's worth of commands (about a second's
+   * worth under a rate), the budget is spent, or the replica ends; yields between chunks. One send
+   * per chunk would pay a broker round trip per ~200 commands; batching them is what makes a
+   * million-row walk fast. A batch never holds more than that target: a chunk that would bring
+   * more is walked again over fewer keys, so matches bunched in one key range (300 keys matching
+   * side by side) still leave in second-sized batches, and a restart re-sends little.
+   */
+  private async collect(filter: ReturnType<typeof prefilterFor>): Promise<CollectedBatch> {
+    const { scan, deps } = this;
+    const { options, condition } = scan.spec;
+    const target = commandsPerBatch(options, deps.commandsPerBatch);
+    const batch: CollectedBatch = { toKey: null, walked: 0, matched: 0, commands: [], exhausted: false };
+    for (;;) {
+      const seen = { scanned: this.seen.scanned + batch.walked, matched: this.seen.matched + batch.matched };
+      const room = target - batch.commands.length;
+      let limit = chunkLimit(options, deps.chunkSize, seen);
+      // Near a full batch, walk about the keys the room needs at the match ratio seen so far, so
+      // the overflowing chunk below is rarely read twice.
+      if (options.dryRun !== true && seen.matched > 0)
+        limit = Math.min(limit, Math.max(1, Math.ceil(((room * seen.scanned) / seen.matched) * 1.25)));
+      let chunk: ReturnType<WalkDeps['replica']['chunk']>;
+      let matches: ReturnType<typeof selectMatches>;
+      let take: number;
+      for (;;) {
+        chunk = deps.replica.chunk({ afterKey: batch.toKey ?? this.cursor, limit, ...filter });
+        if (chunk.lastKey === null) return { ...batch, exhausted: true };
+        matches = selectMatches(chunk.rows, condition, scan.asOf);
+        take = emissionBudget(options, this.emitted + batch.commands.length, matches.length);
+        if (take <= room || limit === 1) break;
+        // More commands than the batch has room for: about the share of the keys that fits.
+        limit = Math.max(1, Math.min(limit - 1, Math.floor((limit * room) / take)));
+      }
+      const issuedAt = deps.now();
+      for (const row of matches.slice(0, take)) batch.commands.push(buildCommand(scan, row.key, row.version, issuedAt));
+      batch.toKey = chunk.lastKey;
+      batch.walked += chunk.walked;
+      batch.matched += matches.length;
+      const full = batch.commands.length >= target || batch.walked >= MAX_KEYS_PER_BATCH;
+      const spent = take < matches.length || this.budgetSpent(batch.commands.length);
+      if (full || spent || this.signals.any.aborted) return batch;
+      await yieldToEventLoop();
+    }
+  }
+
+  private budgetSpent(collected = 0): boolean {
+    const { dryRun, maxCommands } = this.scan.spec.options;
+    return dryRun !== true && maxCommands !== undefined && this.emitted + collected >= maxCommands;
+  }
+
+  /** Records a batch (commands and extent), sends it, then moves the cursor past it. */
+  private async emitBatch(
+    toKey: string,
+    walked: number,
+    matched: number,
+    commands: UpdateCommand[],
+    started: number,
+  ): Promise<void> {
+    const extent = { toKey, walked, matched };
+    let batch = commands;
+    let inflight: InflightChunk = { ...extent, commands: 0, sent: 0 };
+    if (commands.length > 0) {
+      const planned = commands.map((c) => ({ key: c.key, expectedVersion: c.expectedVersion }));
+      const fresh = this.deps.store.beginChunk(this.scan.id, extent, planned);
+      // A key recorded before belongs to an earlier batch: it is neither sent nor counted again.
+      if (fresh.length < commands.length) {
+        const isFresh = new Set(fresh);
+        batch = commands.filter((c) => isFresh.has(c.key));
+      }
+      inflight = { ...extent, commands: batch.length, sent: 0 };
+    }
+    await this.sendAll(batch, inflight, (counted) => {
+      // Cancelled mid-batch: keep every command already handed to the producer, forget the rest.
+      this.commit({ cursor: toKey, walked, matched, walkMs: performance.now() - started }, keysFrom(batch, counted));
+    });
+    this.commit({ cursor: toKey, walked, matched, walkMs: performance.now() - started });
+  }
+
+  private commit(progress: ChunkProgress, unsent: string[] = []): void {
+    this.deps.store.commitChunk(this.scan.id, progress, unsent);
+    this.cursor = progress.cursor;
+    this.seen.scanned += progress.walked;
+    this.seen.matched += progress.matched;
+    this.deps.metrics.rowsScanned.inc(progress.walked);
+    this.deps.metrics.rowsMatched.inc(progress.matched);
+  }
+
+  /**
+   * After a crash or stop mid-batch: send the recorded commands of that batch again (all of them:
+   * those already counted may not have arrived), then commit it. Those counted before are not
+   * counted again.
+   */
+  private async resendInflight(inflight: InflightChunk): Promise<void> {
+    const { scan, deps } = this;
+    const planned = deps.store.commands.chunk(scan.id, scan.cursor, inflight.toKey);
+    const issuedAt = deps.now();
+    // expectedVersion was recorded whenever options.expectVersion asked for it.
+    const commands = planned.map((p) => buildCommand(scan, p.key, p.expectedVersion ?? 0, issuedAt));
+    this.log.info(
+      { commands: commands.length, alreadyCounted: inflight.sent, toKey: inflight.toKey },
+      'resending the batch that was in flight when the scanner stopped',
+    );
+    const started = performance.now();
+    const progress = { cursor: inflight.toKey, walked: inflight.walked, matched: inflight.matched };
+    const batch = { ...inflight, commands: commands.length, sent: Math.min(inflight.sent, commands.length) };
+    await this.sendAll(commands, batch, (counted) => {
+      this.commit({ ...progress, walkMs: performance.now() - started }, keysFrom(commands, counted));
+    });
+    this.commit({ ...progress, walkMs: performance.now() - started });
+  }
+
+  /**
+   * Sends a batch in producer requests of up to COMMANDS_PER_REQUEST, and under a rate in slices
+   * of about a tenth of a second. Each command is counted as emitted (with the batch's `sent`
+   * mark, one statement) just before it is first handed to the producer, so `emitted` grows as
+   * commands go out and no result can arrive for a command not yet counted. On cancel,
+   * `onCancel` gets how many were counted (a request being retried is counted: it may have been
+   * delivered) and the AbortedError goes on up; on stop the batch stays in flight, to be re-sent
+   * on restart.
+   */
+  private async sendAll(
+    commands: UpdateCommand[],
+    inflight: InflightChunk,
+    onCancel: (counted: number) => void,
+  ): Promise<void> {
+    const rate = this.scan.spec.options.rate ?? 0;
+    const perRequest = Math.min(COMMANDS_PER_REQUEST, this.bucket ? Math.max(1, Math.ceil(rate / 10)) : Infinity);
+    let sent = 0;
+    try {
+      while (sent < commands.length) {
+        this.throwIfAborted();
+        const part = commands.slice(sent, sent + perRequest);
+        if (this.bucket) await sleep(this.bucket.take(part.length), this.signals.any);
+        this.throwIfAborted();
+        const uncounted = sent + part.length - inflight.sent;
+        if (uncounted > 0) {
+          inflight.sent += uncounted;
+          this.deps.store.markSent(this.scan.id, inflight, uncounted);
+          this.emitted += uncounted;
+        }
+        await this.sendWithRetry(part);
+        sent += part.length;
+        this.deps.metrics.commandsEmitted.inc(part.length);
+      }
+    } catch (err) {
+      if (err instanceof AbortedError && this.signals.cancel.aborted) onCancel(inflight.sent);
+      throw err;
+    }
+  }
+
+  private async sendWithRetry(commands: UpdateCommand[]): Promise<void> {
+    const deadline = Date.now() + (this.deps.sendRetryWindowMs ?? 300_000);
+    let delay = 250;
+    for (;;) {
+      try {
+        return await this.deps.sink.send(commands);
+      } catch (err) {
+        if (!isRetriable(err) || Date.now() + delay > deadline) throw err;
+        this.log.warn({ err, retryInMs: delay }, 'sending commands failed; retrying (command ids make re-sends safe)');
+        await sleep(delay, this.signals.any);
+        delay = Math.min(delay * 2, 10_000);
+      }
+    }
+  }
+
+  /** Waits while the processor is more than maxCommandLag commands behind; the time is added to the scan. */
+  private async backOffWhileLagging(): Promise<void> {
+    const { deps } = this;
+    if ((await this.commandLag()) <= deps.maxCommandLag) return;
+    const started = performance.now();
+    this.log.info({ maxCommandLag: deps.maxCommandLag }, 'processor is behind on commands; backing off');
+    try {
+      do await sleep(deps.backoffPollMs ?? 250, this.signals.any);
+      while ((await this.commandLag()) > deps.maxCommandLag);
+    } finally {
+      const ms = performance.now() - started;
+      deps.store.addBackoff(this.scan.id, ms);
+      deps.metrics.backoffSeconds.inc(ms / 1000);
+    }
+  }
+
+  /** A failed reading does not stall the scan: the back-off protects the processor, it is not a gate. */
+  private async commandLag(): Promise<number> {
+    try {
+      return await this.deps.commandLag.lag();
+    } catch (err) {
+      this.log.warn({ err }, 'reading the processor’s command lag failed; not backing off');
+      return 0;
+    }
+  }
+
+  private throwIfAborted(): void {
+    if (this.signals.any.aborted) throw new AbortedError('aborted');
+  }
+}
+
+/** The keys of `commands` from index `from` on: a cancelled batch's commands never handed out. */
+function keysFrom(commands: readonly UpdateCommand[], from: number): string[] {
+  return commands.slice(from).map((c) => c.key);
+}
