@@ -11,7 +11,11 @@ const common = { transform, moduleNameMapper, testEnvironment: 'node', moduleFil
 
 module.exports = {
   projects: [
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{packages,services}/*/test/**/*.test.ts'] },
+    {
+      ...common,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/{packages,services}/*/test/**/*.test.ts', '<rootDir>/test/repo/*.test.ts'],
+    },
     {
       ...common,
       displayName: 'integration',

@@ -1,14 +1,16 @@
+import type { FieldIssue } from '@state-relay/rules';
+
 export const ScheduleErrorCode = {
   INVALID: 'SCHEDULE_INVALID',
   BAD_ARGUMENT: 'SCHEDULE_BAD_ARGUMENT',
 } as const;
 export type ScheduleErrorCode = (typeof ScheduleErrorCode)[keyof typeof ScheduleErrorCode];
 
-/** One problem with a schedule spec: `path` is a JSON pointer into the spec ("/cron", "/timeZone"). */
-export interface ScheduleIssue {
-  path: string;
-  message: string;
-}
+/**
+ * One problem with a schedule spec: the services' one issue type (`path` is a JSON pointer into
+ * the spec: "/cron", "/timeZone").
+ */
+export type ScheduleIssue = FieldIssue;
 
 /** Base of every error this package throws. */
 export abstract class ScheduleError extends Error {
