@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ErrorBodySchema, requireBearer } from '@state-relay/service-kit';
 import type { FastifyInstance } from 'fastify';
@@ -19,7 +20,7 @@ const StateNotFound = Type.Object({
 
 /** `GET /state/:key`: the committed entity, if a task of this instance holds it; behind the bearer token unless auth is off. */
 export function stateRoutes(app: FastifyInstance, processor: Pick<Processor, 'tasks'>, stateAuth: StateReadAuth): void {
-  app.get(
+  app.withTypeProvider<TypeBoxTypeProvider>().get(
     '/state/:key',
     {
       // Before anything is parsed; answers 401 in the API's shape and never echoes a token.
@@ -33,7 +34,7 @@ export function stateRoutes(app: FastifyInstance, processor: Pick<Processor, 'ta
       },
     },
     async (request, reply) => {
-      const { key } = request.params as { key: string };
+      const { key } = request.params;
       const found = await processor.tasks.read(key);
       if (!found) {
         return reply.status(404).send({

@@ -1,4 +1,4 @@
-import { type Static } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { requireBearer } from '@state-relay/service-kit';
 import { CreatedScan, CreateScanBody, ErrorBody, ListQuery, ScanList, ScanParams, ScanViewSchema } from '../schemas';
@@ -8,9 +8,10 @@ const errors = { 400: ErrorBody, 401: ErrorBody, 500: ErrorBody };
 
 /** The scan API; every route needs the bearer token. */
 export async function scanRoutes(app: FastifyInstance, opts: { apiToken: string }): Promise<void> {
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
   app.addHook('onRequest', requireBearer(opts.apiToken));
 
-  app.post(
+  api.post(
     '/scans',
     {
       schema: {
@@ -24,12 +25,12 @@ export async function scanRoutes(app: FastifyInstance, opts: { apiToken: string 
       },
     },
     async (request, reply) => {
-      const scan = app.scans.create(request.body as Static<typeof CreateScanBody>);
+      const scan = app.scans.create(request.body);
       return reply.status(202).header('location', scan.url).send({ scan, url: scan.url });
     },
   );
 
-  app.get(
+  api.get(
     '/scans',
     {
       schema: {
@@ -43,12 +44,12 @@ export async function scanRoutes(app: FastifyInstance, opts: { apiToken: string 
         coerceIntegers(request.query as Record<string, unknown>, ['limit', 'offset']),
     },
     async (request) => {
-      const { limit = 20, offset = 0 } = request.query as Static<typeof ListQuery>;
+      const { limit = 20, offset = 0 } = request.query;
       return { ...app.scans.list(limit, offset), limit, offset };
     },
   );
 
-  app.get(
+  api.get(
     '/scans/:id',
     {
       schema: {
@@ -58,10 +59,10 @@ export async function scanRoutes(app: FastifyInstance, opts: { apiToken: string 
         response: { 200: ScanViewSchema, ...errors, 404: ErrorBody },
       },
     },
-    async (request) => app.scans.get((request.params as Static<typeof ScanParams>).id),
+    async (request) => app.scans.get(request.params.id),
   );
 
-  app.post(
+  api.post(
     '/scans/:id/cancel',
     {
       schema: {
@@ -73,7 +74,7 @@ export async function scanRoutes(app: FastifyInstance, opts: { apiToken: string 
         response: { 200: ScanViewSchema, ...errors, 404: ErrorBody, 409: ErrorBody },
       },
     },
-    async (request) => app.scans.cancel((request.params as Static<typeof ScanParams>).id),
+    async (request) => app.scans.cancel(request.params.id),
   );
 }
 

@@ -1,4 +1,4 @@
-import { type Static } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { requireBearer } from '@state-relay/service-kit';
 import {
@@ -19,10 +19,11 @@ export async function scheduleRoutes(
   app: FastifyInstance,
   opts: { apiToken: string; schedules: ScheduleService },
 ): Promise<void> {
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const { schedules } = opts;
   app.addHook('onRequest', requireBearer(opts.apiToken));
 
-  app.post(
+  api.post(
     '/schedules',
     {
       schema: {
@@ -34,18 +35,18 @@ export async function scheduleRoutes(
       },
     },
     async (request, reply) => {
-      const schedule = schedules.create(request.body as Static<typeof CreateScheduleBody>);
+      const schedule = schedules.create(request.body);
       return reply.status(201).header('location', schedule.url).send(schedule);
     },
   );
 
-  app.get(
+  api.get(
     '/schedules',
     { schema: { tags: ['schedules'], security, response: { 200: ScheduleList, ...guardedErrors } } },
     async () => ({ schedules: schedules.list() }),
   );
 
-  app.get(
+  api.get(
     '/schedules/:id',
     {
       schema: {
@@ -55,10 +56,10 @@ export async function scheduleRoutes(
         response: { 200: ScheduleViewSchema, ...guardedErrors, ...notFound },
       },
     },
-    async (request) => schedules.get((request.params as Static<typeof ScheduleParams>).id),
+    async (request) => schedules.get(request.params.id),
   );
 
-  app.patch(
+  api.patch(
     '/schedules/:id',
     {
       schema: {
@@ -70,14 +71,10 @@ export async function scheduleRoutes(
         response: { 200: ScheduleViewSchema, ...guardedErrors, ...notFound, 413: ErrorBody, 415: ErrorBody },
       },
     },
-    async (request) =>
-      schedules.update(
-        (request.params as Static<typeof ScheduleParams>).id,
-        request.body as Static<typeof PatchScheduleBody>,
-      ),
+    async (request) => schedules.update(request.params.id, request.body),
   );
 
-  app.delete(
+  api.delete(
     '/schedules/:id',
     {
       schema: {
@@ -89,7 +86,7 @@ export async function scheduleRoutes(
       },
     },
     async (request, reply) => {
-      schedules.delete((request.params as Static<typeof ScheduleParams>).id);
+      schedules.delete(request.params.id);
       return reply.status(204).send();
     },
   );

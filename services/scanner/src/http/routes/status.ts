@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { requireBearer } from '@state-relay/service-kit';
@@ -149,6 +150,7 @@ const StatusBody = Type.Object({
  * this scanner took while the scan ran; a scan that ran before the scanner started has none).
  */
 export async function statusRoutes(app: FastifyInstance, opts: StatusRouteOptions): Promise<void> {
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const sampleEveryMs = opts.sampleEveryMs ?? 1_000;
   const commandLag = async (): Promise<number | null> => {
     if (!opts.commandLag) return null;
@@ -170,7 +172,7 @@ export async function statusRoutes(app: FastifyInstance, opts: StatusRouteOption
   app.addHook('onClose', async () => clearInterval(timer));
 
   app.addHook('onRequest', requireBearer(opts.apiToken));
-  app.get(
+  api.get(
     '/status',
     {
       schema: {
@@ -184,7 +186,7 @@ export async function statusRoutes(app: FastifyInstance, opts: StatusRouteOption
       },
     },
     async (request) => {
-      const { scan } = request.query as Static<typeof StatusQuery>;
+      const { scan } = request.query;
       const scanId = scan === undefined ? history.latest() : app.scans.get(scan).id; // 404 for an unknown id
       const partitions: PartitionLag[] = app.replica.lag();
       return {
