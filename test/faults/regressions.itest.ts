@@ -1,6 +1,7 @@
 import { waitUntil } from '@state-relay/testkit';
-import { addProcessor, leave, waitAllTasksOwned } from './faults';
+import { addProcessor, killBroker, leave, waitAllTasksOwned } from './faults';
 import { partitionScanner } from './infrastructure-faults';
+import { waitRecovered } from './recovery';
 import { runScenario } from './scenario';
 import { FaultStack } from './stack';
 
@@ -67,6 +68,24 @@ describe('known failures found by the fault campaign (containers)', () => {
         );
         await waitAllTasksOwned(ctx);
         await leave(ctx, peer);
+      },
+    });
+  }, 600_000);
+
+  // Failed in the 50-run campaign at 06afc44 (run 3, seed 1970724003: kill-processor,
+  // state-disk-full, kill-processor, kill-broker): "stuck after kill-broker: connect ECONNREFUSED"
+  // from the harness's own admin on the host. The services called themselves ready before they had
+  // noticed the kill, and the recovery check connected while the broker was still recovering its
+  // logs. The harness now waits for the broker to answer after a kill or restart (stack.ts).
+  it('REGRESSION (campaign seed 1970724003 at 06afc44): recovery from a broker kill -9 is measured once the broker answers', async () => {
+    await runScenario(stack, {
+      seed: BASE_SEED + 2,
+      faults: async (ctx) => {
+        await ctx.emitted(0.3);
+        const since = Date.now();
+        await killBroker(ctx);
+        const ms = await waitRecovered(ctx, since);
+        ctx.note(`recovered ${ms} ms after the kill`);
       },
     });
   }, 600_000);

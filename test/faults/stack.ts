@@ -1,6 +1,14 @@
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
-import { freePort, metricSum, startKafka, uniqueName, waitUntil, type StartedKafka } from '@state-relay/testkit';
+import {
+  freePort,
+  kafkaClient,
+  metricSum,
+  startKafka,
+  uniqueName,
+  waitUntil,
+  type StartedKafka,
+} from '@state-relay/testkit';
 import {
   GenericContainer,
   getContainerRuntimeClient,
@@ -351,6 +359,7 @@ export class FaultStack {
   /** Restarts the broker container (graceful stop, start); clients reconnect to the same address. */
   async restartBroker(): Promise<void> {
     await this.kafka.container.restart({ timeout: 10_000 });
+    await this.waitBrokerAnswers();
   }
 
   /** kill -9 of the broker, then the same container again. */
@@ -363,6 +372,31 @@ export class FaultStack {
       message: 'the broker to die',
     });
     await c.start();
+    await this.waitBrokerAnswers();
+  }
+
+  /**
+   * Until the broker answers a metadata request from here. A broker killed with -9 recovers its
+   * logs before it listens (tens of seconds on a loaded machine), and the services may still
+   * call themselves ready meanwhile (they have not noticed): the checks that follow talk to the
+   * broker from the host, and a refused connection there is the harness's, not a lost record.
+   */
+  private async waitBrokerAnswers(timeoutMs = 180_000): Promise<void> {
+    await waitUntil(
+      async () => {
+        const admin = kafkaClient(this.brokers, 'fault-harness-probe').admin();
+        try {
+          await admin.connect();
+          await admin.fetchTopicMetadata();
+          return true;
+        } catch {
+          return false;
+        } finally {
+          await admin.disconnect().catch(() => undefined);
+        }
+      },
+      { timeoutMs, intervalMs: 500, message: 'the broker to answer again' },
+    );
   }
 
   /** The address of each partitioned node on the network, for heal() to give back. */
