@@ -76,10 +76,14 @@ export function summaryLines(records: RunRecord[]): string[] {
   return lines;
 }
 
-export function campaignMarkdown(records: RunRecord[], o: CampaignOptions, meta: RunMeta): string {
+export function campaignMarkdown(records: RunRecord[], o: CampaignOptions, meta: RunMeta, parallel = 1): string {
   const failed = records.filter((r) => !r.passed);
   const out = [
-    `Made by \`${meta.command}\` on ${provenance(meta)}.`,
+    `Made by \`${meta.command}\` on ${provenance(meta)}.` +
+      (parallel > 1
+        ? ` ${parallel} deployments side by side (each its own broker, network and services, on the same two ` +
+          'cores), each taking the next run when its last one ended: recovery times include that contention.'
+        : ''),
     `Each run: ${int(o.keys)} accounts, load ${o.loadPerSecond} events/s, the sweep at ` +
       (o.rate === 'auto' ? 'about 30 s of walk per fault (`--rate auto`), ' : `${o.rate} commands/s, `) +
       `${o.faultsPerRun[0]}–${o.faultsPerRun[1]} faults; seeds ${o.seed}–${o.seed + o.runs - 1}. Raw figures: ` +

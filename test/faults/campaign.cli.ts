@@ -15,6 +15,7 @@ const cli = JSON.parse(process.env.STATE_RELAY_FAULTS_CLI ?? 'null') as {
   rate: number | 'auto';
   load: number;
   faults: [number, number];
+  parallel: number;
   docs: boolean;
   command: string;
 } | null;
@@ -31,9 +32,9 @@ const options: CampaignOptions = {
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
 describe('fault campaign', () => {
-  let stack: FaultStack | undefined;
+  const stacks: FaultStack[] = [];
   afterAll(async () => {
-    await stack?.stop();
+    await Promise.all(stacks.map((s) => s.stop()));
   });
 
   it(
@@ -41,24 +42,40 @@ describe('fault campaign', () => {
     async () => {
       const meta = runMeta(cli.command);
       say(
-        `\n[campaign] ${cli.command}: ${options.runs} runs from seed ${options.seed}; commit ${meta.commit.slice(0, 12)}`,
+        `\n[campaign] ${cli.command}: ${options.runs} runs from seed ${options.seed}` +
+          `${cli.parallel > 1 ? ` on ${cli.parallel} deployments side by side` : ''}; commit ${meta.commit.slice(0, 12)}`,
       );
       if (meta.uncommitted.length > 0)
         say(
           `[campaign] uncommitted changes in the code under test (services, packages, test/faults): ${meta.uncommitted.join('; ')}`,
         );
-      stack = await FaultStack.start();
-      const records: RunRecord[] = await runCampaign(stack, options, (r) => say(runLine(r, options.runs)));
+      // One after the other: each builds (or reuses) the images and starts its own broker.
+      for (let i = 0; i < cli.parallel; i++) stacks.push(await FaultStack.start());
+      const json = path.join(ROOT, 'docs/faults/campaign.json');
+      const done: RunRecord[] = [];
+      const records: RunRecord[] = await runCampaign(stacks, options, (r) => {
+        say(runLine(r, options.runs));
+        done.push(r);
+        // Written after every run, so a campaign cut short keeps what it found (complete: false).
+        if (cli.docs)
+          void writeJson(json, { meta, options, parallel: cli.parallel, complete: false, runs: done }).catch(
+            () => undefined,
+          );
+      });
       meta.finishedAt = new Date().toISOString();
       for (const line of summaryLines(records)) say(line);
       if (cli.docs) {
-        await writeJson(path.join(ROOT, 'docs/faults/campaign.json'), { meta, options, runs: records });
-        await replaceBlock(path.join(ROOT, 'docs/faults.md'), 'campaign', campaignMarkdown(records, options, meta));
+        await writeJson(json, { meta, options, parallel: cli.parallel, complete: true, runs: records });
+        await replaceBlock(
+          path.join(ROOT, 'docs/faults.md'),
+          'campaign',
+          campaignMarkdown(records, options, meta, cli.parallel),
+        );
         say('[campaign] wrote docs/faults/campaign.json and the campaign block of docs/faults.md');
       }
       const failed = records.filter((r) => !r.passed).map((r) => ({ seed: r.seed, replay: r.replay }));
       expect(failed).toEqual([]);
     },
-    options.runs * 900_000 + 900_000,
+    Math.ceil(options.runs / cli.parallel) * 900_000 + cli.parallel * 900_000,
   );
 });

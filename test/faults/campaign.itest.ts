@@ -28,7 +28,7 @@ describe('a fault campaign (containers)', () => {
   });
 
   it('three seeded runs of random faults during a sweep: nothing lost, doubled or stuck, every fault recovered', async () => {
-    const records: RunRecord[] = await runCampaign(stack, options, (r) =>
+    const records: RunRecord[] = await runCampaign([stack], options, (r) =>
       process.stdout.write(`\n${runLine(r, options.runs)}\n`),
     );
     process.stdout.write(`\n${summaryLines(records).join('\n')}\n`);

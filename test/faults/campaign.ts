@@ -70,19 +70,28 @@ export function replayCommand(seed: number, o: CampaignOptions): string {
   return `pnpm faults --runs 1 --seed ${seed} --keys ${o.keys} --rate ${o.rate} --load ${o.loadPerSecond} --faults ${o.faultsPerRun.join('-')}`;
 }
 
-/** Runs the campaign on `stack`, one run at a time, reporting each as it ends. */
+/**
+ * Runs the campaign, one run at a time on each of `stacks` (each its own broker and network):
+ * a stack takes the next run when its last one ended, so runs that mostly wait (a session
+ * expiry, a freeze) overlap. Reports each run as it ends; returns them in run order.
+ */
 export async function runCampaign(
-  stack: FaultStack,
+  stacks: readonly FaultStack[],
   o: CampaignOptions,
   onRun: (r: RunRecord) => void,
 ): Promise<RunRecord[]> {
   const records: RunRecord[] = [];
-  for (let run = 0; run < o.runs; run++) {
-    const record = await runOne(stack, o, run);
-    records.push(record);
-    onRun(record);
-  }
-  return records;
+  let next = 0;
+  await Promise.all(
+    stacks.map(async (stack) => {
+      for (let run = next++; run < o.runs; run = next++) {
+        const record = await runOne(stack, o, run);
+        records.push(record);
+        onRun(record);
+      }
+    }),
+  );
+  return records.sort((a, b) => a.run - b.run);
 }
 
 async function runOne(stack: FaultStack, o: CampaignOptions, run: number): Promise<RunRecord> {

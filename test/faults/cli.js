@@ -1,6 +1,6 @@
 // The entry of `pnpm faults` and `pnpm soak` (root package.json), run under
 // scripts/with-runtime.sh so the container runtime and the base images are there:
-//   pnpm faults [--runs N] [--seed S] [--keys K] [--rate R|auto] [--load E] [--faults MIN-MAX] [--no-docs]
+//   pnpm faults [--runs N] [--seed S] [--keys K] [--rate R|auto] [--load E] [--faults MIN-MAX] [--parallel P] [--no-docs]
 //   pnpm soak [--minutes M] [--rate E] [--keys K] [--sweep-every S] [--fault-every S] [--no-docs]
 // Plain JavaScript on purpose: it only reads the options and starts jest, which runs the
 // TypeScript (campaign.cli.ts, soak.cli.ts) with the repo's own transform and gives the
@@ -11,7 +11,7 @@ const path = require('node:path');
 const MODES = {
   faults: {
     file: 'campaign.cli.ts',
-    defaults: { runs: 5, seed: null, keys: 2000, rate: 'auto', load: 200, faults: '2-5', docs: true },
+    defaults: { runs: 5, seed: null, keys: 2000, rate: 'auto', load: 200, faults: '2-5', parallel: 1, docs: true },
   },
   soak: {
     file: 'soak.cli.ts',
@@ -64,7 +64,7 @@ function parse(mode, argv) {
     options[name] = n;
   };
   if (mode === 'faults') {
-    ['runs', 'keys', 'load'].forEach((n) => positive(n));
+    ['runs', 'keys', 'load', 'parallel'].forEach((n) => positive(n));
     positive('rate', { integer: false, allow: ['auto'] });
     const f = /^(\d+)-(\d+)$/.exec(String(options.faults));
     if (!f || Number(f[1]) < 1 || Number(f[1]) > Number(f[2]))
