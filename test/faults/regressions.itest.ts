@@ -1,6 +1,6 @@
 import { waitUntil } from '@state-relay/testkit';
 import { addProcessor, killBroker, leave, waitAllTasksOwned } from './faults';
-import { partitionScanner } from './infrastructure-faults';
+import { partitionProcessor, partitionScanner } from './infrastructure-faults';
 import { waitRecovered } from './recovery';
 import { runScenario } from './scenario';
 import { FaultStack } from './stack';
@@ -86,6 +86,21 @@ describe('known failures found by the fault campaign (containers)', () => {
         await killBroker(ctx);
         const ms = await waitRecovered(ctx, since);
         ctx.note(`recovered ${ms} ms after the kill`);
+      },
+    });
+  }, 600_000);
+
+  // Failed in CI at 5eed47f (faults.itest partition-processor, FAULT_SEED=1479651519, the first
+  // draw at a new address): the only processor, cut off 8 s, rejoined after its consumer's stall
+  // watch, but task 1 stayed FAILED ("failed task is not ours right now; waiting"): the
+  // lifecycle's long-lived admin (ownership, changelog ends) failed every call on its black-holed
+  // connections. Fixed by the processor's ReplaceableAdmin.
+  it('REGRESSION (failed at 5eed47f): a lone processor whose connections were black-holed for 8 s re-enters every task', async () => {
+    await runScenario(stack, {
+      seed: BASE_SEED + 3,
+      faults: async (ctx) => {
+        await ctx.emitted(0.25);
+        await partitionProcessor(ctx, { peer: false, ms: 8_000, newAddress: true });
       },
     });
   }, 600_000);

@@ -11,7 +11,7 @@ export type TaskOwnership = 'owner' | 'not-owner' | 'rebalancing';
  * task's real owner; a member that still owns it (its transaction expired) must re-enter.
  */
 export async function taskOwnership(
-  admin: Admin,
+  admin: Pick<Admin, 'describeGroups'>,
   groupId: string,
   memberId: string,
   task: number,
@@ -30,7 +30,7 @@ export async function taskOwnership(
  * the topic's earliest offset (the processor reads its inputs from the beginning).
  */
 export async function committedOffsets(
-  admin: Admin,
+  admin: Pick<Admin, 'fetchOffsets' | 'fetchTopicOffsets'>,
   groupId: string,
   topics: string[],
 ): Promise<Map<string, Map<number, string>>> {

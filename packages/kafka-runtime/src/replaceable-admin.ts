@@ -1,7 +1,10 @@
 import type { Admin, Kafka } from 'kafkajs';
 
 /** The admin calls the services make. */
-export type AdminCalls = Pick<Admin, 'fetchTopicOffsets' | 'fetchOffsets' | 'describeConfigs' | 'listTopics'>;
+export type AdminCalls = Pick<
+  Admin,
+  'fetchTopicOffsets' | 'fetchOffsets' | 'describeConfigs' | 'describeGroups' | 'listTopics'
+>;
 
 /** How long one admin call may take by default: longer than a request timeout (30 s). */
 export const DEFAULT_ADMIN_CALL_TIMEOUT_MS = 40_000;
@@ -58,6 +61,8 @@ export class ReplaceableAdmin implements AdminCalls {
   fetchOffsets: Admin['fetchOffsets'] = (request) => this.call('fetchOffsets', (a) => a.fetchOffsets(request));
   describeConfigs: Admin['describeConfigs'] = (request) =>
     this.call('describeConfigs', (a) => a.describeConfigs(request));
+  describeGroups: Admin['describeGroups'] = (groupIds) =>
+    this.call('describeGroups', (a) => a.describeGroups(groupIds));
   listTopics: Admin['listTopics'] = () => this.call('listTopics', (a) => a.listTopics());
 
   private async call<T>(name: string, run: (admin: Admin) => Promise<T>): Promise<T> {

@@ -47,6 +47,10 @@ export function createProcessorMetrics() {
       'Group consumers replaced in-process because kafkajs gave up on them (crashed) or they stopped fetching (stalled)',
       ['reason'],
     ),
+    adminReplacements: metrics.counter(
+      'processor_admin_replacements_total',
+      'Admin clients (task ownership, committed offsets, changelog ends) replaced because a call failed or got no answer within 40 s',
+    ),
     backPressurePauses: metrics.counter(
       'processor_backpressure_pauses_total',
       'Times a task paused its partitions because its uncommitted records reached MAX_UNCOMMITTED_RECORDS',

@@ -1,7 +1,8 @@
 import type { EntityDomain } from '@state-relay/domain';
 import type { TaskStore } from '@state-relay/store';
+import { ReplaceableAdmin } from '@state-relay/kafka-runtime';
 import { createKafkaClient } from '@state-relay/service-kit';
-import type { Admin, Kafka } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { ProcessorConfig } from './config';
 import type { ProcessingExtension } from './extension';
@@ -40,7 +41,7 @@ export class Processor {
   readonly kafka: Kafka;
   readonly groupId: string;
   private readonly inputTopics: readonly string[];
-  private admin?: Admin;
+  private admin?: ReplaceableAdmin;
   private lifecycle?: TaskLifecycle;
   private group?: GroupConsumer;
   private stopping = false;
@@ -66,10 +67,23 @@ export class Processor {
   /** Creates missing topics, refuses non-co-partitioned inputs, joins the group. */
   async start(): Promise<void> {
     const { config, logger, metrics, extension } = this.deps;
-    const admin = this.kafka.admin();
+    const provisioning = this.kafka.admin();
+    await provisioning.connect();
+    const { deleteRetentionMs } = await provisionTopics(provisioning, config, logger).finally(() =>
+      provisioning.disconnect().catch(() => undefined),
+    );
+    // The lifecycle's reads (ownership, offsets, changelog ends) for the life of the process: a
+    // client replaced after any failed call, so a black-holed connection never outlives one call.
+    const admin = new ReplaceableAdmin(this.kafka, {
+      onReplaced: (call, err) => {
+        metrics.adminReplacements.inc();
+        logger.warn(
+          { call, err },
+          'admin call failed; the admin client is replaced, the next call opens new connections',
+        );
+      },
+    });
     this.admin = admin;
-    await admin.connect();
-    const { deleteRetentionMs } = await provisionTopics(admin, config, logger);
 
     const inputTopics = this.inputTopics;
     const lifecycle = new TaskLifecycle({

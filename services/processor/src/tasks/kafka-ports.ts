@@ -4,15 +4,16 @@ import {
   initTaskProducer,
   restoreChangelog,
   taskOwnership,
+  type AdminCalls,
 } from '@state-relay/kafka-runtime';
 import { TaskStore } from '@state-relay/store';
-import type { Admin, Consumer, Kafka } from 'kafkajs';
+import type { Consumer, Kafka } from 'kafkajs';
 import type { LifecyclePorts } from './lifecycle';
 
 export interface KafkaPortsOptions {
   kafka: Kafka;
-  /** A connected admin client, shared by the lifecycle's reads. */
-  admin: Admin;
+  /** The admin client of the lifecycle's reads (a ReplaceableAdmin in the service). */
+  admin: Pick<AdminCalls, 'fetchTopicOffsets' | 'fetchOffsets' | 'describeGroups'>;
   consumer: () => Consumer;
   appId: string;
   groupId: string;

@@ -1,6 +1,6 @@
 import { encodeStoredEntity } from '@state-relay/contracts';
 import { isFencedError } from '@state-relay/kafka-runtime';
-import type { Message, Producer } from 'kafkajs';
+import type { Message, Producer, Transaction } from 'kafkajs';
 import type { UnitOfWork } from './unit-of-work';
 import { TaskFailure } from './errors';
 
@@ -24,10 +24,24 @@ export interface CommittedUnit {
  * Throws TaskFailure: `fenced` when another producer owns the id, `commit` otherwise (the
  * outcome may be unknown: the caller must re-fence before it trusts Kafka again).
  */
+/**
+ * How long one transaction may take, from begin to commit, before the task gives up on it.
+ * kafkajs retries a timed-out request on the same connection (10 times, 30 s each), and a
+ * black-holed connection (a partition healed at a new address) never answers; the task's
+ * failure path drops this producer, and the next one fences with new connections. Longer than
+ * one request timeout (30 s), so a slow broker is not cut short.
+ */
+export const COMMIT_DEADLINE_MS = 40_000;
+
 export async function commitUnit(
   producer: Pick<Producer, 'transaction'>,
   unit: UnitOfWork,
-  { task, groupId, topics }: { task: number; groupId: string; topics: TransactionTopics },
+  {
+    task,
+    groupId,
+    topics,
+    deadlineMs = COMMIT_DEADLINE_MS,
+  }: { task: number; groupId: string; topics: TransactionTopics; deadlineMs?: number },
 ): Promise<CommittedUnit> {
   // Encoded once: the same bytes go to the changelog and, after the commit, to SQLite.
   const changes: Array<[string, Buffer | null]> = [];
@@ -43,8 +57,16 @@ export async function commitUnit(
     ...(unit.deadLetters.length ? [{ topic: topics.deadLetter, messages: unit.deadLetters }] : []),
   ];
   let checkpoint: string | null = null;
-  let tx;
-  try {
+  let tx: Transaction | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let late = false;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      late = true;
+      reject(new Error(`no answer within ${deadlineMs} ms`));
+    }, deadlineMs);
+  });
+  const run = async () => {
     tx = await producer.transaction();
     // kafkajs does not split a request into record batches the broker accepts
     // (max.message.bytes, 1 MB by default): send a big unit's records in slices.
@@ -64,9 +86,18 @@ export async function commitUnit(
       });
     }
     await tx.commit();
+  };
+  const running = run();
+  running.catch(() => undefined); // given up on at the deadline, it settles when its producer goes
+  try {
+    await Promise.race([running, deadline]);
   } catch (err) {
-    await tx?.abort().catch(() => undefined);
+    // Past the deadline the transaction is left as it is: its producer is dropped by the failure
+    // path and the next one's InitProducerId completes or aborts it (fencing).
+    if (!late) await tx?.abort().catch(() => undefined);
     throw new TaskFailure(isFencedError(err) ? 'fenced' : 'commit', `task ${task}: transaction failed`, err);
+  } finally {
+    clearTimeout(timer);
   }
   return { changes, checkpoint };
 }

@@ -1,0 +1,61 @@
+import type { Producer, Transaction } from 'kafkajs';
+import { TaskFailure } from '../src/tasks/errors';
+import { commitUnit } from '../src/tasks/transaction';
+import { UnitOfWork } from '../src/tasks/unit-of-work';
+
+// The transaction's deadline alone; what a black-holed producer does to a running task is
+// test/faults/regressions.itest.ts (a lone processor healed at a new address).
+
+const topics = { changelog: 'changelog', results: 'results', deadLetter: 'dlq' };
+
+function unitWithOffsets(): UnitOfWork {
+  const unit = new UnitOfWork();
+  unit.offsets.set('events', 10n);
+  return unit;
+}
+
+function producerWhoseCommit(commit: () => Promise<void>) {
+  const calls = { aborts: 0, commits: 0 };
+  const tx = {
+    sendBatch: async () => [],
+    sendOffsets: async () => undefined,
+    commit: () => {
+      calls.commits++;
+      return commit();
+    },
+    abort: async () => {
+      calls.aborts++;
+    },
+  } as unknown as Transaction;
+  const producer = { transaction: async () => tx } as unknown as Pick<Producer, 'transaction'>;
+  return { producer, calls };
+}
+
+describe('commitUnit', () => {
+  it('gives up on a transaction with no answer by its deadline: a commit failure, the transaction left to the next fence', async () => {
+    const { producer, calls } = producerWhoseCommit(() => new Promise(() => undefined));
+    const err = await commitUnit(producer, unitWithOffsets(), { task: 3, groupId: 'g', topics, deadlineMs: 30 }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(TaskFailure);
+    expect((err as TaskFailure).kind).toBe('commit');
+    expect(String((err as TaskFailure).cause)).toMatch(/no answer within 30 ms/);
+    expect(calls.aborts).toBe(0); // an abort would go into the same hole
+  });
+
+  it('aborts a transaction that failed in time', async () => {
+    const { producer, calls } = producerWhoseCommit(() => Promise.reject(new Error('broken')));
+    const err = await commitUnit(producer, unitWithOffsets(), { task: 3, groupId: 'g', topics }).catch(
+      (e: unknown) => e,
+    );
+    expect((err as TaskFailure).kind).toBe('commit');
+    expect(calls.aborts).toBe(1);
+  });
+
+  it('commits within the deadline', async () => {
+    const { producer, calls } = producerWhoseCommit(async () => undefined);
+    const done = await commitUnit(producer, unitWithOffsets(), { task: 3, groupId: 'g', topics, deadlineMs: 1_000 });
+    expect(done).toEqual({ changes: [], checkpoint: null });
+    expect(calls.commits).toBe(1);
+  });
+});
