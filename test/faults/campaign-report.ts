@@ -76,17 +76,27 @@ export function summaryLines(records: RunRecord[]): string[] {
   return lines;
 }
 
-export function campaignMarkdown(records: RunRecord[], o: CampaignOptions, meta: RunMeta, parallel = 1): string {
+export function campaignMarkdown(
+  records: RunRecord[],
+  o: CampaignOptions,
+  meta: RunMeta,
+  parallel = 1,
+  complete = true,
+): string {
   const failed = records.filter((r) => !r.passed);
   const out = [
     `Made by \`${meta.command}\` on ${provenance(meta)}.` +
+      (complete
+        ? ''
+        : ` **Cut short after ${records.length} of ${o.runs} runs** (stopped before its end; the figures are those ` +
+          'runs, written by `pnpm faults:report`).') +
       (parallel > 1
         ? ` ${parallel} deployments side by side (each its own broker, network and services, on the same two ` +
           'cores), each taking the next run when its last one ended: recovery times include that contention.'
         : ''),
     `Each run: ${int(o.keys)} accounts, load ${o.loadPerSecond} events/s, the sweep at ` +
       (o.rate === 'auto' ? 'about 30 s of walk per fault (`--rate auto`), ' : `${o.rate} commands/s, `) +
-      `${o.faultsPerRun[0]}–${o.faultsPerRun[1]} faults; seeds ${o.seed}–${o.seed + o.runs - 1}. Raw figures: ` +
+      `${o.faultsPerRun[0]}–${o.faultsPerRun[1]} faults; seeds ${seedRange(records, o, complete)}. Raw figures: ` +
       '[`docs/faults/campaign.json`](faults/campaign.json).',
     '',
     '| runs | passed | failed | faults drawn | recovered | events | commands | lost | doubled | stuck |',
@@ -111,4 +121,11 @@ export function campaignMarkdown(records: RunRecord[], o: CampaignOptions, meta:
       );
   }
   return out.join('\n');
+}
+
+function seedRange(records: RunRecord[], o: CampaignOptions, complete: boolean): string {
+  if (complete) return `${o.seed}–${o.seed + o.runs - 1}`;
+  const seeds = records.map((r) => r.seed).sort((a, b) => a - b);
+  const contiguous = seeds.every((s, i) => s === seeds[0]! + i);
+  return contiguous ? `${seeds[0]}–${seeds[seeds.length - 1]}` : seeds.join(', ');
 }

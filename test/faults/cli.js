@@ -1,6 +1,7 @@
 // The entry of `pnpm faults` and `pnpm soak` (root package.json), run under
 // scripts/with-runtime.sh so the container runtime and the base images are there:
 //   pnpm faults [--runs N] [--seed S] [--keys K] [--rate R|auto] [--load E] [--faults MIN-MAX] [--parallel P] [--no-docs]
+//   pnpm faults:report                (the campaign block of docs/faults.md from docs/faults/campaign.json)
 //   pnpm soak [--minutes M] [--rate E] [--keys K] [--sweep-every S] [--fault-every S] [--no-docs]
 // Plain JavaScript on purpose: it only reads the options and starts jest, which runs the
 // TypeScript (campaign.cli.ts, soak.cli.ts) with the repo's own transform and gives the
@@ -13,6 +14,9 @@ const MODES = {
     file: 'campaign.cli.ts',
     defaults: { runs: 5, seed: null, keys: 2000, rate: 'auto', load: 200, faults: '2-5', parallel: 1, docs: true },
   },
+  // Rewrites the campaign block of docs/faults.md from docs/faults/campaign.json (one that was
+  // cut short is written after every run): no containers, nothing run.
+  'faults-report': { file: 'campaign-report.cli.ts', defaults: {} },
   soak: {
     file: 'soak.cli.ts',
     defaults: {
@@ -63,6 +67,7 @@ function parse(mode, argv) {
       );
     options[name] = n;
   };
+  if (mode === 'faults-report') return options;
   if (mode === 'faults') {
     ['runs', 'keys', 'load', 'parallel'].forEach((n) => positive(n));
     positive('rate', { integer: false, allow: ['auto'] });
@@ -83,7 +88,7 @@ function parse(mode, argv) {
 }
 
 const [mode, ...argv] = process.argv.slice(2);
-if (!(mode in MODES)) fail(`usage: node test/faults/cli.js faults|soak [options]`);
+if (!(mode in MODES)) fail(`usage: node test/faults/cli.js faults|faults-report|soak [options]`);
 const options = parse(mode, argv);
 const root = path.resolve(__dirname, '..', '..');
 // Through `pnpm exec`, as scripts/test.sh runs jest: it puts pnpm's hoisted dependencies on

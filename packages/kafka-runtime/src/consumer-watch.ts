@@ -91,3 +91,71 @@ export async function retireConsumer(old: Consumer, attempt: number, disconnectW
   clearTimeout(timer);
   await new Promise((resolve) => setTimeout(resolve, replacementDelayMs(attempt)).unref());
 }
+
+export interface ReplacingConsumerOptions {
+  /** Names it in log lines: "replica follower". */
+  what: string;
+  /** See ConsumerWatchOptions.stallMs. */
+  stallMs: number;
+  /** A new consumer with its event listeners; not yet connected. */
+  create: () => Consumer;
+  /** Connects, subscribes and runs it. */
+  run: (consumer: Consumer) => Promise<void>;
+  logger: { warn(obj: object, msg: string): void };
+  /** Told before each replacement (a metric). */
+  onReplacing?: (reason: ConsumerDeath) => void;
+}
+
+/**
+ * A consumer that is watched (watchConsumer) and replaced in this process when it dies or
+ * hangs: the dead one is retired (retireConsumer: bounded disconnect, back-off), a new one
+ * created and run; a replacement that fails to start is retried with a longer back-off, never
+ * given up. For a consumer whose owner keeps no state tied to the instance (where it resumes
+ * from is decided in `create`'s listeners or by the group).
+ */
+export class ReplacingConsumer {
+  private consumer?: Consumer;
+  private watch?: ConsumerWatch;
+  private stopped = false;
+
+  constructor(private readonly options: ReplacingConsumerOptions) {}
+
+  /** The consumer now running (undefined before start). */
+  get current(): Consumer | undefined {
+    return this.consumer;
+  }
+
+  /** Creates and runs the first consumer; throws if that fails. */
+  async start(): Promise<void> {
+    const { create, run, stallMs } = this.options;
+    const consumer = create();
+    this.consumer = consumer;
+    this.watch?.stop();
+    this.watch = watchConsumer(consumer, { stallMs, onDead: (reason) => void this.replace(consumer, reason) });
+    await run(consumer);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.watch?.stop();
+    await this.consumer
+      ?.disconnect()
+      .catch((err: unknown) => this.options.logger.warn({ err }, `${this.options.what} consumer disconnect failed`));
+  }
+
+  private async replace(old: Consumer, reason: ConsumerDeath, attempt = 1): Promise<void> {
+    const { what, logger } = this.options;
+    if (this.stopped || this.consumer !== old) return;
+    logger.warn({ reason, attempt }, `${what} consumer ${reason}; replacing it`);
+    this.options.onReplacing?.(reason);
+    await retireConsumer(old, attempt);
+    if (this.stopped || this.consumer !== old) return;
+    try {
+      await this.start();
+    } catch (err) {
+      logger.warn({ err }, `replacing the ${what} consumer failed; trying again`);
+      this.watch?.stop(); // this attempt's watch must not replace it a second time
+      void this.replace(this.consumer ?? old, 'crashed', attempt + 1);
+    }
+  }
+}

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Consumer } from 'kafkajs';
-import { replacementDelayMs, watchConsumer, type ConsumerDeath } from '../src/consumer-watch';
+import { ReplacingConsumer, replacementDelayMs, watchConsumer, type ConsumerDeath } from '../src/consumer-watch';
 
 /** The part of a kafkajs consumer the watch uses: named events and removable listeners. */
 function fakeConsumer() {
@@ -12,17 +12,22 @@ function fakeConsumer() {
     CONNECT: 'consumer.connect',
     CRASH: 'consumer.crash',
   };
+  let disconnects = 0;
   const consumer = {
     events,
     on: (name: string, fn: (e: unknown) => void) => {
       emitter.on(name, fn);
       return () => emitter.off(name, fn);
     },
+    disconnect: async () => {
+      disconnects++;
+    },
   } as unknown as Consumer;
   return {
     consumer,
     emit: (name: keyof typeof events, payload: object = {}) => emitter.emit(events[name], { payload }),
     listeners: () => Object.values(events).reduce((n, e) => n + emitter.listenerCount(e), 0),
+    disconnects: () => disconnects,
   };
 }
 
@@ -96,5 +101,61 @@ describe('replacementDelayMs', () => {
     ]);
     expect(replacementDelayMs(1, () => 0)).toBe(800);
     expect(replacementDelayMs(9, () => 0.999999)).toBeLessThanOrEqual(36_000);
+  });
+});
+
+describe('ReplacingConsumer', () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  function replacing(runFails: (n: number) => boolean = () => false) {
+    const made: Array<ReturnType<typeof fakeConsumer>> = [];
+    const reasons: ConsumerDeath[] = [];
+    const warnings: string[] = [];
+    const c = new ReplacingConsumer({
+      what: 'test follower',
+      stallMs: 60_000, // the fakes never fetch: only crashes replace them here
+      logger: { warn: (_obj, msg) => warnings.push(msg) },
+      onReplacing: (r) => reasons.push(r),
+      create: () => {
+        const fake = fakeConsumer();
+        made.push(fake);
+        return fake.consumer;
+      },
+      run: async () => {
+        if (runFails(made.length)) throw new Error('connect failed');
+      },
+    });
+    return { c, made, reasons, warnings };
+  }
+
+  it('replaces a consumer kafkajs gave up on with a new one, after retiring the old one', async () => {
+    const r = replacing();
+    await r.c.start();
+    expect(r.made).toHaveLength(1);
+    r.made[0]!.emit('CRASH', { error: new Error('No broker available'), restart: false });
+    await jest.advanceTimersByTimeAsync(1_500); // back-off of the first replacement: 0.8–1.2 s
+    expect(r.reasons).toEqual(['crashed']);
+    expect(r.made[0]!.disconnects()).toBe(1);
+    expect(r.made).toHaveLength(2);
+    expect(r.c.current).toBe(r.made[1]!.consumer);
+    expect(r.made[0]!.listeners()).toBe(0); // the old watch is gone
+    await r.c.stop();
+    expect(r.made[1]!.disconnects()).toBe(1);
+  });
+
+  it('keeps trying when a replacement fails to start, and stops trying once stopped', async () => {
+    const r = replacing((n) => n === 2 || n === 3);
+    await r.c.start();
+    r.made[0]!.emit('CRASH', { error: new Error('x'), restart: false });
+    await jest.advanceTimersByTimeAsync(1_500); // attempt 1 fails to start
+    await jest.advanceTimersByTimeAsync(3_000); // attempt 2 (back-off 1.6–2.4 s) fails too
+    await jest.advanceTimersByTimeAsync(5_000); // attempt 3 (3.2–4.8 s) runs
+    expect(r.made).toHaveLength(4);
+    expect(r.warnings.filter((w) => w.includes('failed; trying again'))).toHaveLength(2);
+    await r.c.stop();
+    r.made[3]!.emit('CRASH', { error: new Error('y'), restart: false });
+    await jest.advanceTimersByTimeAsync(10_000);
+    expect(r.made).toHaveLength(4);
   });
 });

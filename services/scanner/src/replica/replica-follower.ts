@@ -3,11 +3,8 @@ import {
   DEFAULT_DELETE_RETENTION_MS,
   deleteRetentionMs,
   endOffsets,
-  retireConsumer,
-  watchConsumer,
-  type ConsumerDeath,
+  ReplacingConsumer,
   type AdminCalls,
-  type ConsumerWatch,
 } from '@state-relay/kafka-runtime';
 import type { ChangelogRecord, ReplicaStore } from '@state-relay/store';
 import type { Consumer, Kafka } from 'kafkajs';
@@ -40,17 +37,23 @@ export interface ReplicaFollowerDeps {
 const STALL_MS = 30_000;
 
 export class ReplicaFollower {
-  private consumer?: Consumer;
+  private readonly consumer: ReplacingConsumer;
   /** Next offset per partition: from SQLite at start, then from every batch, markers included. */
   private readonly positions = new Map<number, bigint>();
   private ends?: Map<number, bigint>;
   private caughtUp = false;
   private timers: NodeJS.Timeout[] = [];
-  private watch?: ConsumerWatch;
-  private stopped = false;
 
   constructor(private readonly deps: ReplicaFollowerDeps) {
     for (const [partition, offset] of deps.replica.offsets()) this.positions.set(partition, BigInt(offset));
+    this.consumer = new ReplacingConsumer({
+      what: 'replica follower',
+      stallMs: STALL_MS,
+      logger: deps.logger,
+      onReplacing: (reason) => deps.metrics.consumerReplacements.inc({ consumer: 'replica', reason }),
+      create: () => this.createConsumer(),
+      run: (consumer) => this.run(consumer),
+    });
   }
 
   /** True once the replica has reached the changelog end (seen after start) on every partition. */
@@ -73,7 +76,7 @@ export class ReplicaFollower {
     }
     this.wipeIfAhead();
     this.wipeIfStale(retention);
-    await this.startConsumer();
+    await this.consumer.start();
     this.timers.push(
       setInterval(() => {
         this.refreshEnds().catch((err: unknown) =>
@@ -95,20 +98,14 @@ export class ReplicaFollower {
    * The changelog consumer, watched: one kafkajs gave up on or one that hangs is replaced (see
    * watchConsumer). A replacement resumes from the SQLite offsets like any join.
    */
-  private async startConsumer(): Promise<void> {
-    const { kafka, topic, groupId, replica, logger, metrics } = this.deps;
+  private createConsumer(): Consumer {
+    const { kafka, topic, groupId, replica, logger } = this.deps;
     const consumer = kafka.consumer({
       groupId,
       readUncommitted: false,
       allowAutoTopicCreation: false,
       maxWaitTimeInMs: 100,
       maxBytesPerPartition: 4 * 1024 * 1024,
-    });
-    this.consumer = consumer;
-    this.watch?.stop();
-    this.watch = watchConsumer(consumer, {
-      stallMs: STALL_MS,
-      onDead: (reason) => void this.replace(consumer, reason),
     });
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
       const stored = replica.offsets();
@@ -126,6 +123,11 @@ export class ReplicaFollower {
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       logger.error({ err: payload.error, restart: payload.restart }, 'replica follower crashed');
     });
+    return consumer;
+  }
+
+  private async run(consumer: Consumer): Promise<void> {
+    const { topic, replica, logger, metrics } = this.deps;
     await consumer.connect();
     await consumer.subscribe({ topics: [topic], fromBeginning: true });
     await consumer.run({
@@ -160,28 +162,9 @@ export class ReplicaFollower {
     });
   }
 
-  private async replace(old: Consumer, reason: ConsumerDeath, attempt = 1): Promise<void> {
-    if (this.stopped || this.consumer !== old) return;
-    this.deps.logger.warn({ reason, attempt }, `replica follower consumer ${reason}; replacing it`);
-    this.deps.metrics.consumerReplacements.inc({ consumer: 'replica', reason });
-    await retireConsumer(old, attempt);
-    if (this.stopped || this.consumer !== old) return;
-    try {
-      await this.startConsumer();
-    } catch (err) {
-      this.deps.logger.warn({ err }, 'replacing the replica follower consumer failed; trying again');
-      this.watch?.stop(); // this attempt's watch must not replace it a second time
-      void this.replace(this.consumer ?? old, 'crashed', attempt + 1);
-    }
-  }
-
   async stop(): Promise<void> {
-    this.stopped = true;
-    this.watch?.stop();
     for (const t of this.timers.splice(0)) clearInterval(t);
-    await this.consumer
-      ?.disconnect()
-      .catch((err: unknown) => this.deps.logger.warn({ err }, 'replica consumer disconnect failed'));
+    await this.consumer.stop();
   }
 
   /** Records per partition between the replica and the last known changelog end. */
@@ -259,7 +242,7 @@ export class ReplicaFollower {
     this.ends = await endOffsets(this.deps.admin, this.deps.topic);
     this.noteCaughtUp();
     // In step with the end on every partition: remember when (see wipeIfStale).
-    if (this.consumer !== undefined && [...this.ends].every(([p, end]) => this.lagOf(p, end) === 0)) {
+    if (this.consumer.current !== undefined && [...this.ends].every(([p, end]) => this.lagOf(p, end) === 0)) {
       try {
         this.deps.replica.markSynced(Date.now());
       } catch (err) {
@@ -269,7 +252,7 @@ export class ReplicaFollower {
   }
 
   private noteCaughtUp(): void {
-    if (this.caughtUp || this.ends === undefined || this.consumer === undefined) return;
+    if (this.caughtUp || this.ends === undefined || this.consumer.current === undefined) return;
     if ([...this.ends].every(([p, end]) => this.lagOf(p, end) === 0)) {
       this.caughtUp = true;
       this.deps.logger.info({ partitions: this.ends.size }, 'replica caught up with the changelog');

@@ -1,5 +1,5 @@
 import { commandIdFor, decodeCommandResult, isDecodeError, type CommandResult } from '@state-relay/contracts';
-import { retireConsumer, watchConsumer, type ConsumerDeath, type ConsumerWatch } from '@state-relay/kafka-runtime';
+import { ReplacingConsumer } from '@state-relay/kafka-runtime';
 import type { Consumer, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { ScannerMetrics } from '../metrics';
@@ -28,31 +28,44 @@ export interface ResultsFollowerDeps {
 const STALL_MS = 30_000;
 
 export class ResultsFollower {
-  private consumer?: Consumer;
-  private watch?: ConsumerWatch;
-  private stopped = false;
+  private readonly consumer: ReplacingConsumer;
 
-  constructor(private readonly deps: ResultsFollowerDeps) {}
-
-  async start(): Promise<void> {
-    const { kafka, topic, groupId, store, logger, metrics } = this.deps;
-    // A short session: after a crash the restarted scanner waits this long for its old member to expire.
-    const consumer = kafka.consumer({
-      groupId,
-      readUncommitted: false,
-      allowAutoTopicCreation: false,
-      maxWaitTimeInMs: 100,
-      sessionTimeout: 10_000,
-      heartbeatInterval: 1_000,
-    });
-    this.consumer = consumer;
-    consumer.on(consumer.events.CRASH, ({ payload }) => {
-      logger.error({ err: payload.error, restart: payload.restart }, 'results follower crashed');
-    });
-    this.watch = watchConsumer(consumer, {
+  constructor(private readonly deps: ResultsFollowerDeps) {
+    const { kafka, groupId, logger, metrics } = deps;
+    this.consumer = new ReplacingConsumer({
+      what: 'results follower',
       stallMs: STALL_MS,
-      onDead: (reason) => void this.replace(consumer, reason),
+      logger,
+      onReplacing: (reason) => metrics.consumerReplacements.inc({ consumer: 'results', reason }),
+      create: () => {
+        // A short session: after a crash the restarted scanner waits this long for its old member to expire.
+        const consumer = kafka.consumer({
+          groupId,
+          readUncommitted: false,
+          allowAutoTopicCreation: false,
+          maxWaitTimeInMs: 100,
+          sessionTimeout: 10_000,
+          heartbeatInterval: 1_000,
+        });
+        consumer.on(consumer.events.CRASH, ({ payload }) => {
+          logger.error({ err: payload.error, restart: payload.restart }, 'results follower crashed');
+        });
+        return consumer;
+      },
+      run: (consumer) => this.run(consumer),
     });
+  }
+
+  start(): Promise<void> {
+    return this.consumer.start();
+  }
+
+  stop(): Promise<void> {
+    return this.consumer.stop();
+  }
+
+  private async run(consumer: Consumer): Promise<void> {
+    const { topic, store, logger, metrics } = this.deps;
     await consumer.connect();
     await consumer.subscribe({ topics: [topic], fromBeginning: true });
     await consumer.run({
@@ -79,28 +92,5 @@ export class ResultsFollower {
         await heartbeat();
       },
     });
-  }
-
-  private async replace(old: Consumer, reason: ConsumerDeath, attempt = 1): Promise<void> {
-    if (this.stopped || this.consumer !== old) return;
-    this.deps.logger.warn({ reason, attempt }, `results follower consumer ${reason}; replacing it`);
-    this.deps.metrics.consumerReplacements.inc({ consumer: 'results', reason });
-    await retireConsumer(old, attempt);
-    if (this.stopped || this.consumer !== old) return;
-    try {
-      await this.start();
-    } catch (err) {
-      this.deps.logger.warn({ err }, 'replacing the results follower consumer failed; trying again');
-      this.watch?.stop(); // this attempt's watch must not replace it a second time
-      void this.replace(this.consumer ?? old, 'crashed', attempt + 1);
-    }
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    this.watch?.stop();
-    await this.consumer
-      ?.disconnect()
-      .catch((err: unknown) => this.deps.logger.warn({ err }, 'results consumer disconnect failed'));
   }
 }

@@ -1,0 +1,39 @@
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { CampaignOptions, RunRecord } from './campaign';
+import { campaignMarkdown, summaryLines } from './campaign-report';
+import { replaceBlock, ROOT, type RunMeta } from './report';
+
+// `pnpm faults:report` (cli.js starts jest on this file): rewrites the campaign block of
+// docs/faults.md from docs/faults/campaign.json, which `pnpm faults` writes after every run, so
+// that a campaign cut short (killed, out of time) still reaches the docs with what it found —
+// saying that it was cut short. Starts no container.
+
+interface CampaignFile {
+  meta: RunMeta;
+  options: CampaignOptions;
+  parallel?: number;
+  complete?: boolean;
+  runs: RunRecord[];
+}
+
+describe('fault campaign report', () => {
+  it('rewrites the campaign block from docs/faults/campaign.json', async () => {
+    const file = path.join(ROOT, 'docs/faults/campaign.json');
+    const campaign = JSON.parse(await readFile(file, 'utf8')) as CampaignFile;
+    const runs = [...campaign.runs].sort((a, b) => a.run - b.run);
+    // A campaign cut short never wrote its end: the file's last write is after its last run.
+    campaign.meta.finishedAt ??= (await stat(file)).mtime.toISOString();
+    expect(runs.length).toBeGreaterThan(0);
+    for (const line of summaryLines(runs)) process.stdout.write(`${line}\n`);
+    await replaceBlock(
+      path.join(ROOT, 'docs/faults.md'),
+      'campaign',
+      campaignMarkdown(runs, campaign.options, campaign.meta, campaign.parallel ?? 1, campaign.complete ?? true),
+    );
+    process.stdout.write(
+      `[campaign] wrote the campaign block of docs/faults.md from ${runs.length} runs` +
+        `${campaign.complete === false ? ` (cut short: ${runs.length} of ${campaign.options.runs})` : ''}\n`,
+    );
+  });
+});
