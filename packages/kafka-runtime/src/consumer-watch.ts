@@ -1,7 +1,10 @@
 import type { Consumer } from 'kafkajs';
 
-/** Why a consumer needs replacing: kafkajs gave up on it, or it stopped making progress. */
-export type ConsumerDeath = 'crashed' | 'stalled';
+/**
+ * Why a consumer needs replacing: kafkajs gave up on it, it stopped making progress, or (found by
+ * its owner, not by watchConsumer) the group no longer counts it as a member.
+ */
+export type ConsumerDeath = 'crashed' | 'stalled' | 'evicted';
 
 export interface ConsumerWatchOptions {
   /**

@@ -4,7 +4,13 @@ export type { TopicRequirement } from './topics';
 export { restoreChangelog } from './restorer';
 export type { RestoreRequest, RestoreRecord, RestoreSummary } from './restorer';
 export { initTaskProducer, transactionalIdFor } from './transactional';
-export { taskOwnership, committedOffsets, deleteRetentionMs, DEFAULT_DELETE_RETENTION_MS } from './ownership';
+export {
+  taskOwnership,
+  groupMembership,
+  committedOffsets,
+  deleteRetentionMs,
+  DEFAULT_DELETE_RETENTION_MS,
+} from './ownership';
 export type { TaskOwnership } from './ownership';
 export type { TaskProducerOptions } from './transactional';
 export { KafkaRuntimeError, KafkaRuntimeErrorCodes, NotCoPartitionedError, isFencedError } from './errors';

@@ -26,6 +26,21 @@ export async function taskOwnership(
 }
 
 /**
+ * Whether the coordinator counts `memberId` as a member of `groupId` now: 'absent' only from a
+ * settled group (Stable, or Empty once every member was evicted), 'unknown' while it rebalances.
+ */
+export async function groupMembership(
+  admin: Pick<Admin, 'describeGroups'>,
+  groupId: string,
+  memberId: string,
+): Promise<'member' | 'absent' | 'unknown'> {
+  const { groups } = await admin.describeGroups([groupId]);
+  const group = groups.find((g) => g.groupId === groupId);
+  if (!group || (group.state !== 'Stable' && group.state !== 'Empty')) return 'unknown';
+  return group.members.some((m) => m.memberId === memberId) ? 'member' : 'absent';
+}
+
+/**
  * The group's committed offset of each partition of each topic; a partition without one gets
  * the topic's earliest offset (the processor reads its inputs from the beginning).
  */

@@ -1,6 +1,6 @@
 import type { EntityDomain } from '@state-relay/domain';
 import type { TaskStore } from '@state-relay/store';
-import { ReplaceableAdmin } from '@state-relay/kafka-runtime';
+import { groupMembership, ReplaceableAdmin } from '@state-relay/kafka-runtime';
 import { createKafkaClient } from '@state-relay/service-kit';
 import type { Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
@@ -129,6 +129,7 @@ export class Processor {
       logger,
       metrics,
       stopping: () => this.stopping,
+      membership: (memberId) => groupMembership(admin, this.groupId, memberId).catch(() => 'unknown' as const),
       ...(extension?.afterBatch ? { afterBatch: (task, batch) => extension.afterBatch!(task, batch) } : {}),
     });
     await this.group.run();

@@ -31,6 +31,11 @@ export interface GroupConsumerDeps {
   stopping: () => boolean;
   /** ProcessingExtension.afterBatch: awaited inside the fetch loop after a batch was folded into its task. */
   afterBatch?: (task: TaskContext, batch: InputBatch) => void | Promise<void>;
+  /**
+   * Whether the group coordinator counts `memberId` as a member now ('unknown' while the group
+   * rebalances or the answer fails). Checked every session timeout; see watchMembership.
+   */
+  membership?: (memberId: string) => Promise<'member' | 'absent' | 'unknown'>;
 }
 
 /**
@@ -43,6 +48,10 @@ export class GroupConsumer {
   private consumer?: Consumer;
   private watch?: ConsumerWatch;
   private joinedGroup = false;
+  private memberId?: string;
+  /** Consecutive membership checks that found this member absent from a settled group. */
+  private absences = 0;
+  private membershipTimer?: NodeJS.Timeout;
   /** Consumer replacements since the last successful join. */
   private replacements = 0;
 
@@ -83,6 +92,8 @@ export class GroupConsumer {
       const owned = tasksOf(payload.memberAssignment);
       this.joinedGroup = true;
       this.replacements = 0;
+      this.memberId = payload.memberId;
+      this.absences = 0;
       logger.info({ tasks: owned, memberId: payload.memberId }, 'joined the group');
       lifecycle.onAssignment(payload.memberId, owned);
     });
@@ -94,6 +105,7 @@ export class GroupConsumer {
       stallMs: CONSUMER_STALL_MS,
       onDead: (reason, err) => void this.replace(consumer, reason, err),
     });
+    this.watchMembership();
     await consumer.connect();
     await consumer.subscribe({ topics: [...inputTopics], fromBeginning: true });
     await consumer.run({
@@ -136,7 +148,9 @@ export class GroupConsumer {
       { err, reason, attempt: this.replacements },
       reason === 'crashed'
         ? 'kafkajs gave up on the consumer; replacing it'
-        : `the consumer made no fetch for ${CONSUMER_STALL_MS / 1000} s; replacing it`,
+        : reason === 'evicted'
+          ? 'the group no longer counts this consumer as a member and it has not rejoined; replacing it'
+          : `the consumer made no fetch for ${CONSUMER_STALL_MS / 1000} s; replacing it`,
     );
     await retireConsumer(old, this.replacements);
     if (this.deps.stopping() || this.consumer !== old) return;
@@ -149,9 +163,46 @@ export class GroupConsumer {
     }
   }
 
+  /**
+   * The case the stall watch cannot see: a member the group evicted (its heartbeats went into a
+   * black-holed connection past the session timeout) whose tasks are all paused FAILED — kafkajs
+   * then completes a fetch every few milliseconds without touching the network, never rejoins,
+   * and the coordinator answers "not ours" for every task forever. Every session timeout the
+   * coordinator is asked (through the lifecycle's replaceable admin); absent from a settled
+   * group (Stable or Empty) twice in a row, a session timeout apart — longer than a rejoin kafkajs
+   * makes by itself — the consumer is replaced, and the new member joins with new connections.
+   */
+  private watchMembership(): void {
+    const { membership, config } = this.deps;
+    if (!membership || this.membershipTimer) return;
+    const every = Math.max(1_000, config.sessionTimeoutMs);
+    let checking = false;
+    this.membershipTimer = setInterval(() => {
+      const consumer = this.consumer;
+      const memberId = this.memberId;
+      if (checking || !consumer || !memberId || !this.joinedGroup || this.deps.stopping()) return;
+      checking = true;
+      void membership(memberId)
+        .then((answer) => {
+          if (this.consumer !== consumer || this.memberId !== memberId) return;
+          this.absences = answer === 'absent' ? this.absences + 1 : answer === 'member' ? 0 : this.absences;
+          if (this.absences >= 2) {
+            this.absences = 0;
+            this.watch?.stop();
+            void this.replace(consumer, 'evicted');
+          }
+        })
+        .catch(() => undefined) // an unanswered check is no verdict
+        .finally(() => (checking = false));
+    }, every);
+    this.membershipTimer.unref();
+  }
+
   /** Graceful stop, step 1 (with deps.stopping() true): the watch ends; the consumer runs on until disconnect. */
   stopWatching(): void {
     this.watch?.stop();
+    clearInterval(this.membershipTimer);
+    this.membershipTimer = undefined;
   }
 
   /** Graceful stop, step 2 (the tasks drained): leaves the group. */

@@ -45,8 +45,31 @@ export function kafkaPorts(o: KafkaPortsOptions): LifecyclePorts {
       }),
     committedOffsets: () => committedOffsets(o.admin, o.groupId, [...o.inputTopics]),
     ownership: (memberId, task) => taskOwnership(o.admin, o.groupId, memberId, task),
-    pause: (task) => o.consumer().pause(both(task)),
-    resume: (task) => o.consumer().resume(both(task)),
-    seek: (topic, task, offset) => o.consumer().seek({ topic, partition: task, offset }),
+    pause: (task) => whileRunning(() => o.consumer().pause(both(task))),
+    resume: (task) => whileRunning(() => o.consumer().resume(both(task))),
+    seek: (topic, task, offset) => whileRunning(() => o.consumer().seek({ topic, partition: task, offset })),
   };
+}
+
+/**
+ * Runs a pause, resume or seek unless the consumer is between runs. kafkajs restarts a consumer
+ * after a retriable crash (a broker gone) by disconnecting it and running it again later; in
+ * between, and before a replacement's run, these calls throw "Consumer group was not
+ * initialized" — seen as an uncaught error that stopped the process after a broker kill -9.
+ * Skipping is safe: a consumer that runs again joins the group, and every GROUP_JOIN re-seeks
+ * each RUNNING task to its own position and re-pauses every other (TaskLifecycle.onAssignment).
+ */
+function whileRunning(call: () => void): void {
+  try {
+    call();
+  } catch (err) {
+    // kafkajs gives this state no code or flag: its message is the only mark.
+    if (
+      err instanceof Error &&
+      err.name === 'KafkaJSNonRetriableError' &&
+      /consumer#run must be called first/.test(err.message)
+    )
+      return;
+    throw err;
+  }
 }

@@ -1,0 +1,65 @@
+import type { Consumer, Kafka } from 'kafkajs';
+import { kafkaPorts } from '../src/tasks/kafka-ports';
+
+// kafkajs throws from pause/resume/seek while a consumer is between runs (its own restart after a
+// retriable crash, or a replacement not yet run); the ports skip those calls, since the next
+// GROUP_JOIN re-applies pauses and seeks. Any other error still surfaces.
+
+function portsWith(consumer: Partial<Consumer>) {
+  return kafkaPorts({
+    kafka: {} as Kafka,
+    admin: {} as never,
+    consumer: () => consumer as Consumer,
+    appId: 'app',
+    groupId: 'app',
+    stateDir: '/tmp/unused',
+    changelogTopic: 'changelog',
+    inputTopics: ['events', 'commands'],
+    transactionTimeoutMs: 60_000,
+  });
+}
+
+function kafkajsNotRunning(): Error {
+  const err = new Error('Consumer group was not initialized, consumer#run must be called first');
+  err.name = 'KafkaJSNonRetriableError';
+  return err;
+}
+
+describe('kafka ports on a consumer between runs', () => {
+  it('skips a pause, resume or seek kafkajs refuses because the consumer is not running', () => {
+    const ports = portsWith({
+      pause: () => {
+        throw kafkajsNotRunning();
+      },
+      resume: () => {
+        throw kafkajsNotRunning();
+      },
+      seek: () => {
+        throw kafkajsNotRunning();
+      },
+    });
+    expect(() => ports.pause(1)).not.toThrow();
+    expect(() => ports.resume(1)).not.toThrow();
+    expect(() => ports.seek('events', 1, '42')).not.toThrow();
+  });
+
+  it('passes the calls through to a running consumer, and lets any other error out', () => {
+    const paused: unknown[] = [];
+    const ports = portsWith({
+      pause: (tp) => {
+        paused.push(tp);
+      },
+      seek: () => {
+        throw new Error('partition not assigned');
+      },
+    });
+    ports.pause(2);
+    expect(paused).toEqual([
+      [
+        { topic: 'events', partitions: [2] },
+        { topic: 'commands', partitions: [2] },
+      ],
+    ]);
+    expect(() => ports.seek('events', 2, '7')).toThrow('partition not assigned');
+  });
+});
