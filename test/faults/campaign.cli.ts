@@ -33,9 +33,10 @@ const say = (line: string) => process.stdout.write(`${line}\n`);
 
 describe('fault campaign', () => {
   const stacks: FaultStack[] = [];
+  // Stopping a deployment removes its containers, network and broker: more than jest's 5 s.
   afterAll(async () => {
     await Promise.all(stacks.map((s) => s.stop()));
-  });
+  }, 600_000);
 
   it(
     `${options.runs} seeded runs: nothing lost, nothing doubled, nothing stuck`,
