@@ -39,25 +39,33 @@ export async function ensureTopics(admin: Admin, required: TopicRequirement[]): 
   return missing.map((m) => m.topic);
 }
 
+/** What a broker answers while a partition it was just made leader of is not served yet. */
+const LEADERSHIP_PENDING = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE', 'NOT_LEADER_FOR_PARTITION']);
+
 /**
- * Waits until every partition of `topics` has a leader. kafkajs's own wait (createTopics'
- * waitForLeaders) gives up on UNKNOWN_TOPIC_OR_PARTITION, which a broker that is just up or
- * busy answers for a topic it created a moment ago; this retries it like LEADER_NOT_AVAILABLE.
+ * Waits until every partition of `topics` has a leader that serves it. kafkajs's own wait
+ * (createTopics' waitForLeaders) gives up on UNKNOWN_TOPIC_OR_PARTITION, which a broker that is
+ * just up or busy answers for a topic it created a moment ago; this retries it like
+ * LEADER_NOT_AVAILABLE. The metadata can name a leader before that broker serves the partition
+ * (ListOffsets answers NOT_LEADER_FOR_PARTITION for a moment, and kafkajs's admin does not
+ * retry it), so the wait ends only once each topic's offsets can be listed.
  */
 export async function waitForLeaders(admin: Admin, topics: string[], timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (let delay = 50; ; delay = Math.min(1_000, delay * 2)) {
     try {
       const { topics: meta } = await admin.fetchTopicMetadata({ topics });
-      if (meta.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) return;
+      if (meta.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) {
+        for (const topic of topics) await admin.fetchTopicOffsets(topic);
+        return;
+      }
     } catch (err) {
-      const type = (err as { type?: string }).type;
-      if (type !== 'UNKNOWN_TOPIC_OR_PARTITION' && type !== 'LEADER_NOT_AVAILABLE') throw err;
+      if (!LEADERSHIP_PENDING.has((err as { type?: string }).type ?? '')) throw err;
     }
     if (Date.now() > deadline) {
       throw new KafkaRuntimeError(
         KafkaRuntimeErrorCodes.TOPICS_NOT_READY,
-        `topics ${topics.join(', ')} have no leader after ${timeoutMs} ms`,
+        `topics ${topics.join(', ')} have no serving leader after ${timeoutMs} ms`,
         { retriable: true },
       );
     }

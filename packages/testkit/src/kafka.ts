@@ -31,7 +31,12 @@ export async function createTopics(admin: Admin, specs: TopicSpec[]): Promise<vo
   await waitUntil(
     async () => {
       const meta = await admin.fetchTopicMetadata({ topics }).catch(() => undefined);
-      return meta?.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0)) ?? false;
+      if (!meta?.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) return false;
+      // A named leader may not serve the partition yet (ListOffsets: NOT_LEADER_FOR_PARTITION).
+      return Promise.all(topics.map((t) => admin.fetchTopicOffsets(t))).then(
+        () => true,
+        () => false,
+      );
     },
     { timeoutMs: 30_000, intervalMs: 100, message: `leaders for ${topics.join(', ')}` },
   );
@@ -91,9 +96,17 @@ export async function readTopic(kafka: Kafka, topic: string, opts: ReadTopicOpti
     consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
       next.set(payload.partition, BigInt(payload.lastOffset) + 1n);
     });
+    // kafkajs re-delivers from the last committed offset when the group rebalances (a slow
+    // broker can make a lone member rejoin); a record is counted once per partition and offset.
+    const seen = new Set<string>();
     await consumer.run({
       eachBatch: async ({ batch }) => {
-        for (const m of batch.messages) records.push(toRecord(batch.topic, batch.partition, m));
+        for (const m of batch.messages) {
+          const id = `${batch.partition}:${m.offset}`;
+          if (seen.has(id)) continue;
+          seen.add(id);
+          records.push(toRecord(batch.topic, batch.partition, m));
+        }
       },
     });
     const done = () => {
