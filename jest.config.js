@@ -14,6 +14,9 @@ module.exports = {
     {
       ...common,
       displayName: 'unit',
+      // Property tests are CPU-bound: jest's 5 s default is a wall-clock bound that a loaded
+      // 2-core machine can miss; a hang still fails.
+      testTimeout: 30_000,
       testMatch: ['<rootDir>/{packages,services}/*/test/**/*.test.ts', '<rootDir>/test/repo/*.test.ts'],
     },
     {
