@@ -129,6 +129,20 @@ stop_runtime() {
   rm -f "$service_pidfile"
 }
 
+# A Testcontainers container left by a run that is gone: "running" with no process (a killed
+# session), or exited over an hour ago. An exited container may be one a running fault test
+# killed on purpose and will restart: those are left alone for an hour.
+stale_container() {
+  local state status pid finished
+  state=$(podman inspect --format '{{.State.Status}} {{.State.Pid}} {{.State.FinishedAt.Unix}}' "$1" 2>/dev/null) || return 1
+  read -r status pid finished <<<"$state"
+  if [ "$status" != running ]; then
+    [ $(( $(date +%s) - ${finished:-0} )) -gt 3600 ]
+    return
+  fi
+  [ "${pid:-0}" = 0 ] || ! kill -0 "$pid" 2>/dev/null
+}
+
 main() {
   mkdir -p "$state"
   case "${1:-up}" in
@@ -177,20 +191,19 @@ CONF
   # Stale containers of earlier runs: a killed session leaves Testcontainers containers whose
   # process is gone but which podman still lists as "Up". Remove those (and exited ones),
   # never a live one: another test run may be using it.
-  local id pid status finished
+  local id
   for id in $(podman ps -aq --filter label=org.testcontainers=true 2>/dev/null || true); do
-    pid=$(podman inspect --format '{{.State.Pid}}' "$id" 2>/dev/null || echo 0)
-    status=$(podman inspect --format '{{.State.Status}}' "$id" 2>/dev/null || echo unknown)
-    # An exited container may be one a running fault test killed on purpose and will restart:
-    # leave those alone for an hour. A "running" one whose process is gone is always stale.
-    if [ "$status" != running ]; then
-      finished=$(podman inspect --format '{{.State.FinishedAt.Unix}}' "$id" 2>/dev/null || echo 0)
-      [ $(( $(date +%s) - ${finished:-0} )) -gt 3600 ] || continue
-    fi
-    if [ "${pid:-0}" = 0 ] || ! kill -0 "$pid" 2>/dev/null; then
-      say "removing stale container $id"
-      podman rm -f -t 0 "$id" >/dev/null 2>&1 || podman rm -f -t 0 "$id" >/dev/null 2>&1 || true
-    fi
+    # Judged twice, 2 s apart, each from one inspect: a container that a running fault test
+    # restarts has no process for a moment, and reading its pid, then its status, in two calls
+    # can see it stopped, then running. (A campaign's broker vanished mid-restart while another
+    # checkout's run started this bootstrap.)
+    stale_container "$id" || continue
+    local first; first=$(podman inspect --format '{{.State.StartedAt}}' "$id" 2>/dev/null || echo gone)
+    sleep 2
+    stale_container "$id" || continue
+    [ "$(podman inspect --format '{{.State.StartedAt}}' "$id" 2>/dev/null || echo gone)" = "$first" ] || continue
+    say "removing stale container $id"
+    podman rm -f -t 0 "$id" >/dev/null 2>&1 || podman rm -f -t 0 "$id" >/dev/null 2>&1 || true
   done
   # No systemd here to run podman's healthcheck timers: a small loop does it.
   start_healthcheck_runner
