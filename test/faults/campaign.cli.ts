@@ -54,15 +54,24 @@ describe('fault campaign', () => {
       for (let i = 0; i < cli.parallel; i++) stacks.push(await FaultStack.start());
       const json = path.join(ROOT, 'docs/faults/campaign.json');
       const done: RunRecord[] = [];
-      const records: RunRecord[] = await runCampaign(stacks, options, (r) => {
-        say(runLine(r, options.runs));
-        done.push(r);
-        // Written after every run, so a campaign cut short keeps what it found (complete: false).
-        if (cli.docs)
-          void writeJson(json, { meta, options, parallel: cli.parallel, complete: false, runs: done }).catch(
-            () => undefined,
-          );
-      });
+      const records: RunRecord[] = await runCampaign(
+        stacks,
+        options,
+        (r) => {
+          say(runLine(r, options.runs));
+          done.push(r);
+          // Written after every run, so a campaign cut short keeps what it found (complete: false).
+          if (cli.docs)
+            void writeJson(json, { meta, options, parallel: cli.parallel, complete: false, runs: done }).catch(
+              () => undefined,
+            );
+        },
+        async (broken) => {
+          say('[campaign] the failed run left its deployment without a broker; the next runs get a new one');
+          await broken.stop();
+          return FaultStack.start();
+        },
+      );
       meta.finishedAt = new Date().toISOString();
       for (const line of summaryLines(records)) say(line);
       if (cli.docs) {

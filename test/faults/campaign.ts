@@ -76,18 +76,24 @@ export function replayCommand(seed: number, o: CampaignOptions): string {
  * expiry, a freeze) overlap. Reports each run as it ends; returns them in run order.
  */
 export async function runCampaign(
-  stacks: readonly FaultStack[],
+  stacks: FaultStack[],
   o: CampaignOptions,
   onRun: (r: RunRecord) => void,
+  replaceStack?: (broken: FaultStack) => Promise<FaultStack>,
 ): Promise<RunRecord[]> {
   const records: RunRecord[] = [];
   let next = 0;
   await Promise.all(
-    stacks.map(async (stack) => {
+    stacks.map(async (_, slot) => {
       for (let run = next++; run < o.runs; run = next++) {
-        const record = await runOne(stack, o, run);
+        const record = await runOne(stacks[slot]!, o, run);
         records.push(record);
         onRun(record);
+        // A failed run can leave its deployment without a broker (one that did not come back
+        // from a fault): the run counts as failed, and the next runs get a new deployment
+        // instead of failing on the dead one.
+        if (!record.passed && replaceStack && !(await stacks[slot]!.brokerAnswers()))
+          stacks[slot] = await replaceStack(stacks[slot]!);
       }
     }),
   );

@@ -382,21 +382,25 @@ export class FaultStack {
    * broker from the host, and a refused connection there is the harness's, not a lost record.
    */
   private async waitBrokerAnswers(timeoutMs = 180_000): Promise<void> {
-    await waitUntil(
-      async () => {
-        const admin = kafkaClient(this.brokers, 'fault-harness-probe').admin();
-        try {
-          await admin.connect();
-          await admin.fetchTopicMetadata();
-          return true;
-        } catch {
-          return false;
-        } finally {
-          await admin.disconnect().catch(() => undefined);
-        }
-      },
-      { timeoutMs, intervalMs: 500, message: 'the broker to answer again' },
-    );
+    await waitUntil(() => this.brokerAnswers(), {
+      timeoutMs,
+      intervalMs: 500,
+      message: 'the broker to answer again',
+    });
+  }
+
+  /** Whether the broker answers a metadata request from the host now. */
+  async brokerAnswers(): Promise<boolean> {
+    const admin = kafkaClient(this.brokers, 'fault-harness-probe').admin();
+    try {
+      await admin.connect();
+      await admin.fetchTopicMetadata();
+      return true;
+    } catch {
+      return false;
+    } finally {
+      await admin.disconnect().catch(() => undefined);
+    }
   }
 
   /** The address of each partitioned node on the network, for heal() to give back. */
