@@ -330,6 +330,27 @@ export class FaultStack {
       .map((cols) => cols[0]!);
   }
 
+  /**
+   * The transactional ids starting with `prefix` whose open transaction the broker rolled back
+   * for its timeout at or after `sinceMs`, from the broker's own log ("Completed rollback of
+   * ongoing transaction for transactionalId … due to timeout"; its timestamps are UTC). Such a
+   * transaction was open at `sinceMs`. Reading a log costs no JVM start, unlike the command.
+   */
+  async transactionsTimedOutSince(prefix: string, sinceMs: number): Promise<string[]> {
+    const client = await getContainerRuntimeClient();
+    const c = client.container.getById(this.kafka.container.getId());
+    const since = Math.floor(sinceMs / 1000) - 1;
+    const raw = (await c.logs({ stdout: true, stderr: true, follow: false, since })) as unknown as Buffer;
+    const ids = new Set<string>();
+    const line =
+      /^\[(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d),(\d{3})\].*Completed rollback of ongoing transaction for transactionalId (\S+) due to timeout/;
+    for (const l of demux(Buffer.isBuffer(raw) ? raw : Buffer.from(String(raw))).split('\n')) {
+      const m = line.exec(l);
+      if (m && m[4]!.startsWith(prefix) && Date.parse(`${m[1]}T${m[2]}.${m[3]}Z`) >= sinceMs) ids.add(m[4]!);
+    }
+    return [...ids];
+  }
+
   /** TransactionsCommand describe of each id: its state, epoch, timeout and how long it has been open. */
   async describeTransactions(ids: string[]): Promise<string[]> {
     const out: string[] = [];
