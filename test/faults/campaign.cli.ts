@@ -1,3 +1,4 @@
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { runCampaign, type CampaignOptions, type RunRecord } from './campaign';
 import { campaignMarkdown, runLine, summaryLines } from './campaign-report';
@@ -67,7 +68,12 @@ describe('fault campaign', () => {
             );
         },
         async (broken) => {
-          say('[campaign] the failed run left its deployment without a broker; the next runs get a new one');
+          const file = path.join(ROOT, '.state-relay', 'fault-logs', `broker-${Date.now()}.log`);
+          await mkdir(path.dirname(file), { recursive: true });
+          await writeFile(file, await broken.brokerPostMortem());
+          say(
+            `[campaign] the failed run left its deployment without a broker (its state and log: ${path.relative(ROOT, file)}); the next runs get a new one`,
+          );
           await broken.stop();
           return FaultStack.start();
         },

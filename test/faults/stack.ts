@@ -410,6 +410,23 @@ export class FaultStack {
     });
   }
 
+  /**
+   * What the runtime says of the broker container, and the end of its log: for a broker that did
+   * not come back (the container may have exited, or be gone).
+   */
+  async brokerPostMortem(): Promise<string> {
+    const client = await getContainerRuntimeClient();
+    const c = client.container.getById(this.kafka.container.getId());
+    try {
+      const { State } = await c.inspect();
+      const raw = (await c.logs({ stdout: true, stderr: true, follow: false, tail: 300 })) as unknown as Buffer;
+      const log = demux(Buffer.isBuffer(raw) ? raw : Buffer.from(String(raw)));
+      return `container state: ${JSON.stringify(State)}\n--- last 300 log lines ---\n${log}`;
+    } catch (err) {
+      return `the broker container cannot be inspected: ${(err as Error).message}`;
+    }
+  }
+
   /** Whether the broker answers a metadata request from the host now. */
   async brokerAnswers(): Promise<boolean> {
     const admin = kafkaClient(this.brokers, 'fault-harness-probe').admin();
