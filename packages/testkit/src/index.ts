@@ -6,7 +6,7 @@ export type { TopicSpec, ConsumedRecord, ReadTopicOptions } from './kafka';
 export { uniqueName } from './names';
 export { waitUntil } from './wait';
 export type { WaitOptions } from './wait';
-export { freePort } from './free-port';
+export { freePort, ephemeralRange } from './free-port';
 
 /** Bootstrap servers of this test run's shared broker (set by the integration globalSetup). */
 export function testBrokers(): string[] {
