@@ -379,8 +379,25 @@ export class FaultStack {
 
   /** Restarts the broker container (graceful stop, start); clients reconnect to the same address. */
   async restartBroker(): Promise<void> {
-    await this.kafka.container.restart({ timeout: 10_000 });
+    try {
+      await this.kafka.container.restart({ timeout: 10_000 });
+    } catch (err) {
+      // Say what the runtime makes of the container (exited? with which code, which error?):
+      // the message alone ("Log stream ended ...") does not tell a Kafka exit from the runtime's.
+      throw new Error(`${(err as Error).message}; broker container now: ${await this.brokerState()}`);
+    }
     await this.waitBrokerAnswers();
+  }
+
+  /** The runtime's view of the broker container in one line: status, pid, exit code, error, times. */
+  private async brokerState(): Promise<string> {
+    try {
+      const client = await getContainerRuntimeClient();
+      const { State } = await client.container.getById(this.kafka.container.getId()).inspect();
+      return `status=${State.Status} pid=${State.Pid} exitCode=${State.ExitCode} oomKilled=${State.OOMKilled} error=${JSON.stringify(State.Error ?? '')} startedAt=${State.StartedAt} finishedAt=${State.FinishedAt}`;
+    } catch (err) {
+      return `cannot be inspected (${(err as Error).message})`;
+    }
   }
 
   /** kill -9 of the broker, then the same container again. */
