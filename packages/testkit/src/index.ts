@@ -1,4 +1,4 @@
-export { startKafka } from './kafka-container';
+export { startKafka, BrokerAnswers } from './kafka-container';
 export type { KafkaContainerOptions, StartedKafka } from './kafka-container';
 export { kafkaImage, KAFKA_VERSION } from './images';
 export { kafkaClient, createTopics, readTopic } from './kafka';

@@ -1,6 +1,7 @@
-import { GenericContainer, StartedNetwork, StartedTestContainer, Wait } from 'testcontainers';
+import { GenericContainer, StartedNetwork, StartedTestContainer, WaitStrategy } from 'testcontainers';
 import { freePort } from './free-port';
 import { kafkaImage } from './images';
+import { kafkaClient } from './kafka';
 
 export interface KafkaContainerOptions {
   image?: string;
@@ -57,8 +58,7 @@ export async function startKafka(options: KafkaContainerOptions = {}): Promise<S
       KAFKA_HEAP_OPTS: '-Xms256m -Xmx768m',
     })
     .withLabels({ 'dev.state-relay.role': 'kafka' })
-    .withWaitStrategy(Wait.forLogMessage(/Kafka Server started/))
-    .withStartupTimeout(120_000);
+    .withWaitStrategy(new BrokerAnswers([`127.0.0.1:${port}`]).withStartupTimeout(120_000));
   if (options.network) builder = builder.withNetwork(options.network).withNetworkAliases(alias);
   const container = await builder.start();
   return {
@@ -69,4 +69,66 @@ export async function startKafka(options: KafkaContainerOptions = {}): Promise<S
       await container.stop({ timeout: 5_000 });
     },
   };
+}
+
+type Container = Parameters<WaitStrategy['waitUntilReady']>[0];
+
+/**
+ * Ready when the broker answers a DescribeCluster request on the host listener; failed at once
+ * when the container stops. Not Testcontainers' log-message wait: that one follows the container's
+ * log stream, which Podman ends early when it rotates its events file, and a wait that fails gets
+ * the container stopped and removed, so a broker that was starting fine was lost.
+ */
+export class BrokerAnswers implements WaitStrategy {
+  private timeoutMs = 60_000;
+  private timeoutSet = false;
+
+  constructor(private readonly brokers: string[]) {}
+
+  withStartupTimeout(ms: number): this {
+    this.timeoutMs = ms;
+    this.timeoutSet = true;
+    return this;
+  }
+
+  isStartupTimeoutSet(): boolean {
+    return this.timeoutSet;
+  }
+
+  getStartupTimeout(): number {
+    return this.timeoutMs;
+  }
+
+  async waitUntilReady(container: Container): Promise<void> {
+    const deadline = Date.now() + this.timeoutMs;
+    let last = 'no answer yet';
+    for (;;) {
+      const { State } = await container.inspect();
+      if (!State.Running) {
+        throw new Error(`the broker container stopped while starting: ${State.Status}, exit code ${State.ExitCode}`);
+      }
+      const answer = await describeCluster(this.brokers);
+      if (answer === true) return;
+      last = answer;
+      if (Date.now() >= deadline) {
+        throw new Error(`the broker did not answer on ${this.brokers.join(',')} within ${this.timeoutMs} ms: ${last}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}
+
+/** true when the broker answers DescribeCluster with itself in it; otherwise why not. */
+async function describeCluster(brokers: string[]): Promise<true | string> {
+  const client = kafkaClient(brokers, 'testkit-ready-probe');
+  const admin = client.admin({ retry: { retries: 0 } });
+  try {
+    await admin.connect();
+    const { brokers: nodes } = await admin.describeCluster();
+    return nodes.length > 0 ? true : 'no broker in the cluster description';
+  } catch (err) {
+    return (err as Error).message;
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
 }
