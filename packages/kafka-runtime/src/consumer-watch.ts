@@ -81,18 +81,49 @@ export function replacementDelayMs(n: number, random: () => number = Math.random
 }
 
 /**
- * Lets go of a dead consumer before its replacement starts: disconnects it (bounded: a hung
- * consumer may never finish; the coordinator evicts it once its heartbeats stop), then waits
- * the back-off of the `attempt`-th consecutive replacement.
+ * kafkajs `retry` option for a consumer whose owner replaces it (watchConsumer + retireConsumer):
+ * kafkajs must not restart it by itself. A restart kafkajs has begun (its join in flight) is not
+ * stopped by `disconnect()` — the runner's stop is a no-op until the join completes — so the join
+ * completes after the owner let go: a member nobody reads from, holding its partitions for as long
+ * as it heartbeats (a fault campaign run lost two tasks that way, docs/faults.md). With this, a
+ * crash is final (CRASH with restart: false) and the watch replaces the consumer.
  */
-export async function retireConsumer(old: Consumer, attempt: number, disconnectWithinMs = 10_000): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
+export const OWNER_REPLACES = { restartOnFailure: async (): Promise<boolean> => false } as const;
+
+/** How long retireConsumer waits for a run still joining before it disconnects anyway. */
+export const RUN_SETTLE_MS = 180_000;
+
+/**
+ * Lets go of a dead consumer before its replacement starts: waits for its `consumer.run()` to
+ * return if that is still joining (bounded: `settleWithinMs`; a disconnect during the join does
+ * not stop it, see OWNER_REPLACES), disconnects it (bounded: a hung consumer may never finish;
+ * the coordinator evicts it once its heartbeats stop), then waits the back-off of the
+ * `attempt`-th consecutive replacement.
+ */
+export async function retireConsumer(
+  old: Consumer,
+  attempt: number,
+  disconnectWithinMs = 10_000,
+  running?: Promise<unknown>,
+  settleWithinMs = RUN_SETTLE_MS,
+): Promise<void> {
+  if (running)
+    await within(
+      running.catch(() => undefined),
+      settleWithinMs,
+    );
+  await within(
     old.disconnect().catch(() => undefined),
-    new Promise((resolve) => (timer = setTimeout(resolve, disconnectWithinMs))),
-  ]);
-  clearTimeout(timer);
+    disconnectWithinMs,
+  );
   await new Promise((resolve) => setTimeout(resolve, replacementDelayMs(attempt)).unref());
+}
+
+/** `promise`, or nothing after `ms`. */
+async function within(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }
 
 export interface ReplacingConsumerOptions {
@@ -120,6 +151,8 @@ export class ReplacingConsumer {
   private consumer?: Consumer;
   private watch?: ConsumerWatch;
   private stopped = false;
+  /** The `run` of the current consumer (settles once it has joined or crashed). */
+  private running?: Promise<void>;
 
   constructor(private readonly options: ReplacingConsumerOptions) {}
 
@@ -135,7 +168,8 @@ export class ReplacingConsumer {
     this.consumer = consumer;
     this.watch?.stop();
     this.watch = watchConsumer(consumer, { stallMs, onDead: (reason) => void this.replace(consumer, reason) });
-    await run(consumer);
+    this.running = run(consumer);
+    await this.running;
   }
 
   async stop(): Promise<void> {
@@ -151,7 +185,7 @@ export class ReplacingConsumer {
     if (this.stopped || this.consumer !== old) return;
     logger.warn({ reason, attempt }, `${what} consumer ${reason}; replacing it`);
     this.options.onReplacing?.(reason);
-    await retireConsumer(old, attempt);
+    await retireConsumer(old, attempt, undefined, this.running);
     if (this.stopped || this.consumer !== old) return;
     try {
       await this.start();

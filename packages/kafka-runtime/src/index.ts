@@ -16,7 +16,14 @@ export type { TaskProducerOptions } from './transactional';
 export { KafkaRuntimeError, KafkaRuntimeErrorCodes, NotCoPartitionedError, isFencedError } from './errors';
 export type { KafkaRuntimeErrorCode } from './errors';
 export { withCoordinatorCache } from './coordinator-cache';
-export { watchConsumer, replacementDelayMs, retireConsumer, ReplacingConsumer } from './consumer-watch';
+export {
+  watchConsumer,
+  replacementDelayMs,
+  retireConsumer,
+  ReplacingConsumer,
+  OWNER_REPLACES,
+  RUN_SETTLE_MS,
+} from './consumer-watch';
 export type { ConsumerDeath, ConsumerWatch, ConsumerWatchOptions, ReplacingConsumerOptions } from './consumer-watch';
 export { ReplaceableAdmin, AdminCallTimeoutError, DEFAULT_ADMIN_CALL_TIMEOUT_MS } from './replaceable-admin';
 export type { AdminCalls, ReplaceableAdminOptions } from './replaceable-admin';

@@ -1,6 +1,12 @@
 import { EventEmitter } from 'node:events';
 import type { Consumer } from 'kafkajs';
-import { ReplacingConsumer, replacementDelayMs, watchConsumer, type ConsumerDeath } from '../src/consumer-watch';
+import {
+  ReplacingConsumer,
+  replacementDelayMs,
+  retireConsumer,
+  watchConsumer,
+  type ConsumerDeath,
+} from '../src/consumer-watch';
 
 /** The part of a kafkajs consumer the watch uses: named events and removable listeners. */
 function fakeConsumer() {
@@ -157,5 +163,67 @@ describe('ReplacingConsumer', () => {
     r.made[3]!.emit('CRASH', { error: new Error('y'), restart: false });
     await jest.advanceTimersByTimeAsync(10_000);
     expect(r.made).toHaveLength(4);
+  });
+});
+
+describe('retireConsumer', () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  // kafkajs's disconnect does not stop a join in flight (its runner's stop is a no-op until the
+  // join completes): the join would complete after the owner let go. So the run comes first.
+  it('disconnects a consumer only once its run, still joining, has returned', async () => {
+    const fake = fakeConsumer();
+    let joined!: () => void;
+    const running = new Promise<void>((resolve) => (joined = resolve));
+    let retired = false;
+    void retireConsumer(fake.consumer, 1, 10_000, running, 180_000).then(() => (retired = true));
+    await jest.advanceTimersByTimeAsync(60_000);
+    expect(fake.disconnects()).toBe(0);
+    joined();
+    await jest.advanceTimersByTimeAsync(1);
+    expect(fake.disconnects()).toBe(1);
+    await jest.advanceTimersByTimeAsync(1_500); // the back-off of a first replacement
+    expect(retired).toBe(true);
+  });
+
+  it('disconnects anyway once a run has not returned within settleWithinMs, and after a run that failed', async () => {
+    const hung = fakeConsumer();
+    void retireConsumer(hung.consumer, 1, 10_000, new Promise(() => undefined), 5_000);
+    await jest.advanceTimersByTimeAsync(4_999);
+    expect(hung.disconnects()).toBe(0);
+    await jest.advanceTimersByTimeAsync(2);
+    expect(hung.disconnects()).toBe(1);
+
+    const failed = fakeConsumer();
+    void retireConsumer(failed.consumer, 1, 10_000, Promise.reject(new Error('join failed')));
+    await jest.advanceTimersByTimeAsync(1);
+    expect(failed.disconnects()).toBe(1);
+  });
+
+  it('ReplacingConsumer retires a consumer whose run is still joining only after that run returns', async () => {
+    const made: Array<ReturnType<typeof fakeConsumer>> = [];
+    let joinFirst!: () => void;
+    const c = new ReplacingConsumer({
+      what: 'test follower',
+      stallMs: 60_000,
+      logger: { warn: () => undefined },
+      create: () => {
+        const fake = fakeConsumer();
+        made.push(fake);
+        return fake.consumer;
+      },
+      run: () => (made.length === 1 ? new Promise<void>((resolve) => (joinFirst = resolve)) : Promise.resolve()),
+    });
+    void c.start();
+    made[0]!.emit('CRASH', { error: new Error('x'), restart: false });
+    await jest.advanceTimersByTimeAsync(5_000);
+    expect(made[0]!.disconnects()).toBe(0);
+    expect(made).toHaveLength(1);
+    joinFirst();
+    await jest.advanceTimersByTimeAsync(1_500);
+    expect(made[0]!.disconnects()).toBe(1);
+    expect(made).toHaveLength(2);
+    await c.stop();
   });
 });

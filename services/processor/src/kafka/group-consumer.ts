@@ -1,5 +1,6 @@
 import {
   CoPartitionedAssigner,
+  OWNER_REPLACES,
   retireConsumer,
   tasksOf,
   watchConsumer,
@@ -54,6 +55,8 @@ export class GroupConsumer {
   private membershipTimer?: NodeJS.Timeout;
   /** Consumer replacements since the last successful join. */
   private replacements = 0;
+  /** The current consumer's `consumer.run()` (settles once it has joined or crashed). */
+  private running?: Promise<void>;
 
   constructor(private readonly deps: GroupConsumerDeps) {}
 
@@ -84,7 +87,8 @@ export class GroupConsumer {
       heartbeatInterval: Math.floor(config.sessionTimeoutMs / 10),
       maxWaitTimeInMs: 50,
       maxBytesPerPartition: config.fetchMaxBytesPerPartition,
-      retry: { retries: 10 },
+      // A crash is final; the watch below replaces the consumer (see OWNER_REPLACES).
+      retry: { retries: 10, ...OWNER_REPLACES },
     });
     this.consumer = consumer;
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
@@ -108,7 +112,7 @@ export class GroupConsumer {
     this.watchMembership();
     await consumer.connect();
     await consumer.subscribe({ topics: [...inputTopics], fromBeginning: true });
-    await consumer.run({
+    this.running = consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: config.concurrency,
@@ -130,6 +134,7 @@ export class GroupConsumer {
         await this.deps.afterBatch?.(task, input);
       },
     });
+    await this.running;
   }
 
   /**
@@ -152,7 +157,7 @@ export class GroupConsumer {
           ? 'the group no longer counts this consumer as a member and it has not rejoined; replacing it'
           : `the consumer made no fetch for ${CONSUMER_STALL_MS / 1000} s; replacing it`,
     );
-    await retireConsumer(old, this.replacements);
+    await retireConsumer(old, this.replacements, undefined, this.running);
     if (this.deps.stopping() || this.consumer !== old) return;
     try {
       await this.run();

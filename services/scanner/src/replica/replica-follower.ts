@@ -3,6 +3,7 @@ import {
   DEFAULT_DELETE_RETENTION_MS,
   deleteRetentionMs,
   endOffsets,
+  OWNER_REPLACES,
   ReplacingConsumer,
   type AdminCalls,
 } from '@state-relay/kafka-runtime';
@@ -106,6 +107,7 @@ export class ReplicaFollower {
       allowAutoTopicCreation: false,
       maxWaitTimeInMs: 100,
       maxBytesPerPartition: 4 * 1024 * 1024,
+      retry: OWNER_REPLACES, // the ReplacingConsumer replaces it; kafkajs must not restart it
     });
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
       const stored = replica.offsets();

@@ -1,5 +1,5 @@
 import { commandIdFor, decodeCommandResult, isDecodeError, type CommandResult } from '@state-relay/contracts';
-import { ReplacingConsumer } from '@state-relay/kafka-runtime';
+import { OWNER_REPLACES, ReplacingConsumer } from '@state-relay/kafka-runtime';
 import type { Consumer, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { ScannerMetrics } from '../metrics';
@@ -46,6 +46,7 @@ export class ResultsFollower {
           maxWaitTimeInMs: 100,
           sessionTimeout: 10_000,
           heartbeatInterval: 1_000,
+          retry: OWNER_REPLACES, // the ReplacingConsumer replaces it; kafkajs must not restart it
         });
         consumer.on(consumer.events.CRASH, ({ payload }) => {
           logger.error({ err: payload.error, restart: payload.restart }, 'results follower crashed');
