@@ -95,9 +95,9 @@ export async function restartBroker(ctx: ScenarioContext): Promise<void> {
 }
 
 /** kill -9 of the broker, then the same container again (its log directory as the kill left it). */
-export async function killBroker(ctx: ScenarioContext): Promise<void> {
-  await ctx.stack.killBroker();
-  ctx.note('broker killed (-9) and started again');
+export async function killBroker(ctx: ScenarioContext, options: { downMs?: number } = {}): Promise<void> {
+  await ctx.stack.killBroker(options);
+  ctx.note(`broker killed (-9) and started again${options.downMs ? ` after ${options.downMs} ms` : ''}`);
   await Promise.all([...ctx.processors, ctx.scanner].map((n) => n.waitReady()));
   await waitAllTasksOwned(ctx);
 }

@@ -414,8 +414,8 @@ export class FaultStack {
     }
   }
 
-  /** kill -9 of the broker, then the same container again. */
-  async killBroker(): Promise<void> {
+  /** kill -9 of the broker, then (after `downMs`, default at once) the same container again. */
+  async killBroker(options: { downMs?: number } = {}): Promise<void> {
     const client = await getContainerRuntimeClient();
     const c = client.container.getById(this.kafka.container.getId());
     await c.kill({ signal: 'SIGKILL' });
@@ -423,6 +423,7 @@ export class FaultStack {
       timeoutMs: 30_000,
       message: 'the broker to die',
     });
+    if (options.downMs) await new Promise((resolve) => setTimeout(resolve, options.downMs));
     await c.start();
     await this.waitBrokerAnswers();
   }
