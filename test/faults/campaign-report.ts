@@ -63,7 +63,7 @@ export function summaryLines(records: RunRecord[]): string[] {
     `[campaign] ${records.length} runs: ${records.length - failed.length} passed, ${failed.length} failed; ` +
       `${sum(records, (r) => r.schedule.length)} faults drawn, ${sum(records, (r) => r.faults.length)} recovered; ` +
       `events ${int(sum(records, (r) => r.events))}, commands ${int(sum(records, (r) => r.commands))}; ` +
-      `lost ${sum(records, (r) => r.lost)}, doubled ${sum(records, (r) => r.doubled)}, stuck ${sum(records, (r) => r.stuck)}`,
+      `lost ${int(sum(records, (r) => r.lost))}, doubled ${int(sum(records, (r) => r.doubled))}, stuck ${int(sum(records, (r) => r.stuck))}`,
     `[campaign] recovery per fault (recovered/drawn, median, p90, max):`,
     ...byFault(records).map(
       (f) =>
@@ -103,7 +103,7 @@ export function campaignMarkdown(
     '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     `| ${records.length} | ${records.length - failed.length} | ${failed.length} | ${sum(records, (r) => r.schedule.length)} | ` +
       `${sum(records, (r) => r.faults.length)} | ${int(sum(records, (r) => r.events))} | ${int(sum(records, (r) => r.commands))} | ` +
-      `${sum(records, (r) => r.lost)} | ${sum(records, (r) => r.doubled)} | ${sum(records, (r) => r.stuck)} |`,
+      `${int(sum(records, (r) => r.lost))} | ${int(sum(records, (r) => r.doubled))} | ${int(sum(records, (r) => r.stuck))} |`,
     '',
     '| fault | drawn | recovered | during the walk | recovery median | p90 | max |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
