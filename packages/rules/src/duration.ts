@@ -1,9 +1,11 @@
 import { RuleValidationError } from './errors';
 import { quote } from './json';
+import { RULE_LIMITS } from './limits';
 
 const MS = { W: 604_800_000, D: 86_400_000, H: 3_600_000, M: 60_000, S: 1_000 } as const;
 // Only units of fixed length: weeks, days, hours, minutes, seconds, as whole numbers.
 const DURATION = /^P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$/;
+const MAX_MS = RULE_LIMITS.maxDurationDays * MS.D;
 const EXAMPLES = 'e.g. "P30D", "PT12H", "P1DT12H" (whole weeks W, days D, hours H, minutes M, seconds S)';
 
 /** Why `s` is not a supported ISO-8601 duration, or undefined when it is. */
@@ -29,7 +31,9 @@ function readDuration(s: string): { ms: number; problem?: string } {
   }
   const [, w, d, h, min, sec] = m;
   const ms = n(w) * MS.W + n(d) * MS.D + n(h) * MS.H + n(min) * MS.M + n(sec) * MS.S;
-  if (!Number.isSafeInteger(ms)) return { ms: 0, problem: `duration ${quote(s)} is too long` };
+  if (!Number.isSafeInteger(ms) || ms > MAX_MS) {
+    return { ms: 0, problem: `duration ${quote(s)} is too long: at most ${RULE_LIMITS.maxDurationDays} days` };
+  }
   return { ms };
 }
 

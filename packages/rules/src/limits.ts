@@ -8,4 +8,6 @@ export const RULE_LIMITS = {
   maxActionFields: 1000,
   /** Most segments in a dotted field path. */
   maxPathSegments: 8,
+  /** Longest `$ago` duration, in days (about 10,000 years): any asOf minus it is still a valid Date. */
+  maxDurationDays: 3_650_000,
 } as const;

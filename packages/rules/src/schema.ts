@@ -35,7 +35,7 @@ export const RelativeTimeSchema = Type.Object(
   {
     $ago: Type.String({
       pattern: '^(?!P$)(?!.*T$)P(?:\\d+W)?(?:\\d+D)?(?:T(?:\\d+H)?(?:\\d+M)?(?:\\d+S)?)?$',
-      description: 'An ISO-8601 duration of fixed length: "P30D", "PT12H", "P1DT12H"',
+      description: `An ISO-8601 duration of fixed length: "P30D", "PT12H", "P1DT12H"; at most ${RULE_LIMITS.maxDurationDays} days`,
     }),
   },
   { additionalProperties: false, description: 'A time relative to the scan’s asOf (epoch ms)' },

@@ -1,4 +1,4 @@
-import { RuleValidationError, isRelativeTime, parseDurationMs, resolveOperand } from '../src';
+import { RULE_LIMITS, RuleValidationError, isRelativeTime, parseDurationMs, resolveOperand } from '../src';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -29,6 +29,19 @@ describe('parseDurationMs', () => {
 
   it('rejects durations beyond the safe integer range', () => {
     expect(() => parseDurationMs('P99999999999999D')).toThrow('is too long');
+  });
+
+  it('rejects durations past RULE_LIMITS.maxDurationDays, so asOf minus any duration is a valid Date', () => {
+    // Safe integers of ms, yet 1970 minus them is before the first day a Date can hold.
+    expect(() => parseDurationMs('P104000000D')).toThrow('is too long');
+    const days = RULE_LIMITS.maxDurationDays;
+    expect(parseDurationMs(`P${days}D`)).toBe(days * DAY);
+    for (const s of [`P${days + 1}D`, `PT${days * 24 + 1}H`, 'P1000000000D', `P${Math.ceil(days / 7) + 1}W`]) {
+      expect(() => parseDurationMs(s)).toThrow(`is too long: at most ${days} days`);
+    }
+    // The earliest asOf (1970) minus the longest duration: still a Date that renders.
+    const earliest = resolveOperand({ $ago: `P${days}D` }, { asOf: 0 }) as number;
+    expect(new Date(earliest).toISOString()).toMatch(/^-00\d{4}-/);
   });
 });
 

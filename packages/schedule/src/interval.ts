@@ -40,8 +40,12 @@ export function parseInterval(
   return { parts: { days, fixedMs } };
 }
 
-function describeMs(ms: number): string {
-  if (ms % MS.M === 0) return ms === MS.M ? '1 minute' : `${ms / MS.M} minutes`;
+/** A span for a message: in days, hours or minutes when whole, else in s or ms. */
+export function describeMs(ms: number): string {
+  const whole = (unit: number, name: string) => (ms === unit ? `1 ${name}` : `${ms / unit} ${name}s`);
+  if (ms % DAY_MS === 0) return whole(DAY_MS, 'day');
+  if (ms % MS.H === 0) return whole(MS.H, 'hour');
+  if (ms % MS.M === 0) return whole(MS.M, 'minute');
   if (ms % MS.S === 0) return `${ms / MS.S} s`;
   return `${ms} ms`;
 }

@@ -1,4 +1,5 @@
 import { parseCron } from './cron';
+import { cronRunsTooOften } from './cron-gap';
 import { ScheduleArgumentError, ScheduleValidationError, type ScheduleIssue } from './errors';
 import { parseInterval } from './interval';
 import type { ParseScheduleOptions, Schedule, ScheduleSpec } from './types';
@@ -7,8 +8,9 @@ import { isKnownTimeZone } from './zone';
 const DEFAULT_MIN_INTERVAL_MS = 60_000;
 
 /**
- * Validates a schedule spec: exactly one of `interval` (ISO-8601 duration, at least a minute) or
- * `cron` (5 fields or an @alias), and an IANA `timeZone` (default "UTC"). Throws
+ * Validates a schedule spec: exactly one of `interval` (ISO-8601 duration) or `cron` (5 fields or
+ * an @alias), either with no two runs closer than `minIntervalMs` (default a minute), and an IANA
+ * `timeZone` (default "UTC"). Throws
  * ScheduleValidationError listing every problem, each under the field's JSON pointer.
  */
 export function parseSchedule(spec: ScheduleSpec, options: ParseScheduleOptions = {}): Schedule {
@@ -42,8 +44,9 @@ export function parseSchedule(spec: ScheduleSpec, options: ParseScheduleOptions 
     else schedule = { kind: 'interval', interval, timeZone, ...r.parts };
   } else if (cron !== undefined) {
     const r = parseCron(cron);
-    if (r.issue) issues.push(r.issue);
-    else schedule = { kind: 'cron', cron, timeZone, fields: r.fields };
+    const issue = r.issue ?? cronRunsTooOften(cron, r.fields, minIntervalMs);
+    if (issue) issues.push(issue);
+    else if (r.fields) schedule = { kind: 'cron', cron, timeZone, fields: r.fields };
   }
   if (issues.length > 0 || schedule === undefined) throw new ScheduleValidationError(issues);
   return schedule;

@@ -33,7 +33,7 @@ describe('error codes', () => {
     ).toEqual([
       { path: '/body/a~1b~0c', message: 'unknown property "a/b~c"' },
       { path: '/body/options/rate', message: 'required' },
-      { path: '/body/asOf', message: 'does not match any of the allowed types' },
+      { path: '/body/asOf', message: 'does not match any of the allowed types: must be string' },
     ]);
   });
 });

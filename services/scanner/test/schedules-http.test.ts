@@ -9,6 +9,7 @@ import { FakeScanService, tempStores } from './schedule-fakes';
 const TOKEN = 'test-token-0123456789abcdef';
 const NOW = Date.UTC(2026, 10, 1);
 const auth = { authorization: `Bearer ${TOKEN}` };
+const MIN_INTERVAL_MS = 300_000; // SCHEDULE_MIN_INTERVAL_MS: 5 minutes
 const valid = { name: 'dormancy', interval: 'PT1H', template: { ...DORMANCY_SWEEP, options: { dryRun: true } } };
 
 describe('/schedules over HTTP', () => {
@@ -31,7 +32,7 @@ describe('/schedules over HTTP', () => {
         store: stores.schedules,
         scans,
         knownDomainActions: ['mark_dormant'],
-        minIntervalMs: 60_000,
+        minIntervalMs: MIN_INTERVAL_MS,
         now: () => NOW,
       }),
     });
@@ -120,6 +121,21 @@ describe('/schedules over HTTP', () => {
     expect(patch.status).toBe(400);
     expect(patch.json.issues[0].path).toBe('/body/paused');
     expect((await call('PATCH', '/schedules/x', {})).status).toBe(400);
+  });
+
+  it('refuses a cron whose runs come closer than SCHEDULE_MIN_INTERVAL_MS, naming /body/cron', async () => {
+    const cron = (expression: string) => ({ ...valid, interval: undefined, cron: expression });
+    for (const expression of ['* * * * *', '*/4 * * * *', '0,58 * * * *']) {
+      const res = await call('POST', '/schedules', cron(expression));
+      expect([expression, res.status, res.json.issues]).toEqual([
+        expression,
+        400,
+        [{ path: '/body/cron', message: expect.stringContaining('less than the minimum of 5 minutes') }],
+      ]);
+    }
+    expect((await call('POST', '/schedules', cron('*/5 * * * *'))).status).toBe(201);
+    const interval = await call('POST', '/schedules', { ...valid, interval: 'PT4M' });
+    expect([interval.status, interval.json.issues[0].path]).toEqual([400, '/body/interval']);
   });
 
   it('answers 404 for an unknown schedule', async () => {

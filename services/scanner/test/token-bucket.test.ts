@@ -1,4 +1,6 @@
+import { AbortedError } from '../src/errors';
 import { TokenBucket } from '../src/scans/token-bucket';
+import { MAX_TIMER_MS, sleep } from '../src/scans/wait';
 
 describe('TokenBucket', () => {
   let now = 0;
@@ -43,5 +45,43 @@ describe('TokenBucket', () => {
   it('refuses rates that are not positive and finite', () => {
     expect(() => new TokenBucket(0)).toThrow(/positive finite/);
     expect(() => new TokenBucket(Number.POSITIVE_INFINITY)).toThrow(/positive finite/);
+  });
+});
+
+describe('sleeping off a token bucket’s debt', () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  /** Whether `promise` has settled after the fake clock moved `ms` on. */
+  async function settledAfter(promise: Promise<unknown>, ms: number): Promise<boolean> {
+    let settled = false;
+    promise.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    await jest.advanceTimersByTimeAsync(ms);
+    return settled;
+  }
+
+  it('waits in full a wait longer than setTimeout’s maximum: at 1e-7/s the second command waits 116 days', async () => {
+    const now = 0;
+    const bucket = new TokenBucket(1e-7, undefined, () => now);
+    expect(bucket.take(1)).toBe(0);
+    const wait = bucket.take(1);
+    expect(wait).toBe(10_000_000_000); // 1 / 1e-7 s, past 2^31 − 1 ms: Node would fire it after 1 ms
+    const slept = sleep(wait);
+    expect(await settledAfter(slept, 5_000)).toBe(false);
+    expect(await settledAfter(slept, MAX_TIMER_MS)).toBe(false); // one timer's worth is not the whole wait
+    expect(await settledAfter(slept, wait - MAX_TIMER_MS - 5_001)).toBe(false);
+    expect(await settledAfter(slept, 1)).toBe(true);
+  });
+
+  it('a long wait still ends at once on abort', async () => {
+    const abort = new AbortController();
+    const slept = sleep(3 * MAX_TIMER_MS, abort.signal);
+    expect(await settledAfter(slept, MAX_TIMER_MS + 1)).toBe(false);
+    abort.abort();
+    await expect(slept).rejects.toBeInstanceOf(AbortedError);
+    expect(jest.getTimerCount()).toBe(0);
   });
 });

@@ -61,8 +61,11 @@ export function toErrorReply(err: unknown, errors: ErrorTable, bodyLimit: number
 
 /** Ajv errors as field issues, each a JSON pointer under its request part: /body/options/rate. */
 export function validationIssues(errors: readonly AjvError[], context: string): FieldIssue[] {
-  // A failed anyOf also reports each branch's failure at the same path; keep the anyOf alone.
+  // A failed anyOf also reports each branch's failure at the same path: one issue, naming them all.
   const unions = new Set(errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath));
+  const branches = (path: string) => [
+    ...new Set(errors.filter((e) => e.keyword !== 'anyOf' && e.instancePath === path).map(branchMessage)),
+  ];
   return errors
     .filter((e) => e.keyword === 'anyOf' || !unions.has(e.instancePath))
     .map((e) => {
@@ -74,9 +77,19 @@ export function validationIssues(errors: readonly AjvError[], context: string): 
       if (e.keyword === 'required') {
         return { path: `${base}/${escapePointer(String(e.params.missingProperty))}`, message: 'required' };
       }
-      if (e.keyword === 'anyOf') return { path: base, message: 'does not match any of the allowed types' };
+      if (e.keyword === 'anyOf') {
+        const each = branches(e.instancePath);
+        const message = 'does not match any of the allowed types';
+        return { path: base, message: each.length === 0 ? message : `${message}: ${each.join(', or ')}` };
+      }
       return { path: base, message: e.message ?? 'is invalid' };
     });
+}
+
+/** A branch's failure; a `const` says its value (ajv's message does not). */
+function branchMessage(e: AjvError): string {
+  if (e.keyword === 'const') return `must be ${JSON.stringify(e.params.allowedValue)}`;
+  return e.message ?? 'is invalid';
 }
 
 function escapePointer(segment: string): string {

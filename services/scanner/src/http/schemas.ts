@@ -5,6 +5,7 @@ import { COMMAND_OUTCOMES } from '@state-relay/contracts';
 import { ActionSchema, ConditionSchema } from '@state-relay/rules';
 import { documentedAs, ErrorBodySchema as ErrorBody, literals, Nullable } from '@state-relay/service-kit';
 import { SCAN_PHASES, SCAN_STATUSES } from '../scans/scan';
+import { AS_OF_RANGE } from '../scans/scan-plan';
 
 /**
  * A condition or an action in a body. The route's schema takes any object here and the rules'
@@ -19,16 +20,36 @@ const ruleField = (language: TSchema, description: string) =>
 export const ConditionField = (description: string) => ruleField(ConditionSchema, description);
 export const ActionField = (description: string) => ruleField(ActionSchema, description);
 
+/** The documented range of every number a request may carry (README "Number ranges"). */
+export const NUMBER_RANGES = {
+  /** Below it a command would wait hours for its token; 0 (unlimited) is its own value. */
+  rate: { minimum: 0.001, maximum: 1_000_000 },
+  batchSize: { minimum: 1, maximum: 100_000 },
+  maxCommands: { minimum: 1, maximum: 1_000_000_000 },
+  /** Epoch ms of 1970-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z, as the ISO form allows. */
+  asOf: { minimum: AS_OF_RANGE.min, maximum: AS_OF_RANGE.max },
+  limit: { minimum: 1, maximum: 100 },
+  offset: { minimum: 0, maximum: 1_000_000_000 },
+} as const;
+
 export const ScanOptionsSchema = Type.Object(
   {
     rate: Type.Optional(
-      Type.Number({ minimum: 0, maximum: 1_000_000, description: 'Commands per second; 0 or absent = unlimited' }),
+      Type.Union(
+        [
+          Type.Literal(0, { description: 'Unlimited' }),
+          Type.Number({ ...NUMBER_RANGES.rate, description: 'Commands per second' }),
+        ],
+        { description: 'Commands per second; 0 or absent = unlimited' },
+      ),
     ),
     batchSize: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 100_000, description: 'Replica keys walked per chunk (default CHUNK_SIZE)' }),
+      Type.Integer({ ...NUMBER_RANGES.batchSize, description: 'Replica keys walked per chunk (default CHUNK_SIZE)' }),
     ),
     dryRun: Type.Optional(Type.Boolean({ description: 'Walk and count matches; emit nothing' })),
-    maxCommands: Type.Optional(Type.Integer({ minimum: 1, description: 'Stop emitting after this many commands' })),
+    maxCommands: Type.Optional(
+      Type.Integer({ ...NUMBER_RANGES.maxCommands, description: 'Stop emitting after this many commands' }),
+    ),
     expectVersion: Type.Optional(
       Type.Boolean({ description: 'Apply each command only if the entity is still at the version the replica saw' }),
     ),
@@ -42,8 +63,10 @@ export const CreateScanBody = Type.Object(
     action: ActionField('An action: {set, unset, increment}, {delete: true} or {domain, params}'),
     options: Type.Optional(ScanOptionsSchema),
     asOf: Type.Optional(
-      Type.Union([Type.String({ maxLength: 64 }), Type.Integer({ minimum: 0 })], {
-        description: 'The instant relative times resolve against: ISO-8601 with a zone, or epoch ms. Default: now',
+      Type.Union([Type.String({ maxLength: 64 }), Type.Integer(NUMBER_RANGES.asOf)], {
+        description:
+          'The instant relative times resolve against: ISO-8601 with a zone, or epoch ms; ' +
+          'years 1970 to 9999. Default: now',
       }),
     ),
   },
@@ -97,8 +120,8 @@ export const ScanList = Type.Object({
 
 export const ListQuery = Type.Object(
   {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
-    offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+    limit: Type.Optional(Type.Integer({ ...NUMBER_RANGES.limit, default: 20 })),
+    offset: Type.Optional(Type.Integer({ ...NUMBER_RANGES.offset, default: 0 })),
   },
   { additionalProperties: false },
 );

@@ -22,6 +22,9 @@ export interface ScanRequest {
   asOf?: string | number;
 }
 
+/** Epoch ms an asOf may be: 1970-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z, so every view renders it. */
+export const AS_OF_RANGE = { min: 0, max: 253_402_300_799_999 } as const;
+
 export interface PlannedScan {
   spec: ScanSpec;
   asOf: number;
@@ -45,20 +48,27 @@ export function planScan(request: ScanRequest, now: number, knownDomainActions: 
 function resolveAsOf(asOf: string | number | undefined, now: number, issues: FieldIssue[]): number {
   if (asOf === undefined) return now;
   if (typeof asOf === 'number') {
-    if (Number.isSafeInteger(asOf) && asOf >= 0) return asOf;
-    issues.push({ path: '/body/asOf', message: 'expected epoch milliseconds: a non-negative integer' });
+    if (Number.isSafeInteger(asOf) && inAsOfRange(asOf)) return asOf;
+    issues.push({
+      path: '/body/asOf',
+      message: `expected epoch milliseconds from ${AS_OF_RANGE.min} to ${AS_OF_RANGE.max} (years 1970 to 9999)`,
+    });
     return now;
   }
   // The events decoder's rule, so the API and the topics agree on what an instant is: a real
   // calendar date (no 2026-02-30 rolled over into March) and a time only with a zone.
   const ms = parseIsoInstant(asOf);
-  if (ms !== undefined && ms >= 0) return ms;
+  if (ms !== undefined && inAsOfRange(ms)) return ms;
   issues.push({
     path: '/body/asOf',
-    message: 'expected an ISO-8601 instant with a zone on a real calendar date, e.g. "2026-11-01T00:00:00Z"',
+    message:
+      'expected an ISO-8601 instant with a zone on a real calendar date in the years 1970 to 9999 (UTC), ' +
+      'e.g. "2026-11-01T00:00:00Z"',
   });
   return now;
 }
+
+const inAsOfRange = (ms: number) => ms >= AS_OF_RANGE.min && ms <= AS_OF_RANGE.max;
 
 /** The SQL pre-filter for the walk: sound (never drops a match), so rows are re-checked anyway. */
 export function prefilterFor(condition: Condition, asOf: number): { filterSql?: string; filterParams: FilterParam[] } {

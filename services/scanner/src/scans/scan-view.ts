@@ -38,7 +38,11 @@ export interface ScanView {
   error: string | null;
 }
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+/** ISO-8601, or null when Date cannot represent `ms`: a view never throws on what a row holds. */
+const iso = (ms: number | null) => {
+  const date = ms === null ? undefined : new Date(ms);
+  return date === undefined || Number.isNaN(date.getTime()) ? null : date.toISOString();
+};
 
 export function scanUrl(id: string): string {
   return `/scans/${encodeURIComponent(id)}`;
@@ -56,7 +60,8 @@ export function toScanView(scan: ScanRecord, results: OutcomeCounts, lag: Partit
     condition: scan.spec.condition,
     action: scan.spec.action,
     options: scan.spec.options,
-    asOf: new Date(scan.asOf).toISOString(),
+    // A row stored before asOf had its range may hold one Date cannot show: its epoch ms, as text.
+    asOf: iso(scan.asOf) ?? String(scan.asOf),
     counts: {
       // The batch being sent is part of the walk: its commands count as emitted as they go out,
       // so its keys and matches count too (they are added to the scan itself when it is committed).
@@ -76,7 +81,7 @@ export function toScanView(scan: ScanRecord, results: OutcomeCounts, lag: Partit
     },
     backoffSeconds: Math.round(scan.backoffMs) / 1000,
     replicaLag: { total: lag.reduce((sum, p) => sum + p.lag, 0), partitions: lag },
-    createdAt: iso(scan.createdAt)!,
+    createdAt: iso(scan.createdAt) ?? String(scan.createdAt),
     startedAt: iso(scan.startedAt),
     finishedAt: iso(scan.finishedAt),
     error: scan.error,

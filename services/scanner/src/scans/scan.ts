@@ -10,7 +10,7 @@ export const SCAN_PHASES = ['waiting_for_replica', 'walking', 'awaiting_results'
 export type ScanPhase = (typeof SCAN_PHASES)[number];
 
 export interface ScanOptions {
-  /** Commands per second; 0 or absent = unlimited. */
+  /** Commands per second; 0 or absent = unlimited (the API takes 0 or 0.001 to 1e6). */
   rate?: number;
   /** Replica keys walked per chunk; overrides CHUNK_SIZE. */
   batchSize?: number;

@@ -1,7 +1,8 @@
 /**
  * A token bucket for commands per second. `take(n)` debits at once and says how long to wait
  * before using the tokens, so tokens may go negative (a debt the caller sleeps off). The clock is
- * injected (milliseconds, monotonic) so tests drive time by hand.
+ * injected (milliseconds, monotonic) so tests drive time by hand. A wait may exceed what one
+ * setTimeout can hold: sleep() (wait.ts) waits it in steps.
  */
 export class TokenBucket {
   private tokens: number;

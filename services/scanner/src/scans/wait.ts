@@ -1,21 +1,27 @@
 import { AbortedError } from '../errors';
 
-/** Sleeps `ms`, or rejects with AbortedError as soon as `signal` aborts. */
+/** setTimeout's longest delay (2^31 − 1 ms): Node fires a longer one after 1 ms instead. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Sleeps `ms` (in timer-sized steps when longer than MAX_TIMER_MS), or rejects with AbortedError as soon as `signal` aborts. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   if (signal?.aborted) return Promise.reject(new AbortedError('aborted'));
   return new Promise((resolve, reject) => {
+    let timer: NodeJS.Timeout | undefined;
     const onAbort = () => {
       clearTimeout(timer);
       reject(new AbortedError('aborted'));
     };
-    const timer = setTimeout(
-      () => {
+    const wait = (left: number) => {
+      const step = Math.min(left, MAX_TIMER_MS);
+      timer = setTimeout(() => {
+        if (left > step) return wait(left - step);
         signal?.removeEventListener('abort', onAbort);
         resolve();
-      },
-      Math.max(0, ms),
-    );
+      }, step);
+    };
     signal?.addEventListener('abort', onAbort, { once: true });
+    wait(Math.max(0, ms));
   });
 }
 
