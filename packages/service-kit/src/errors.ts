@@ -20,6 +20,12 @@ export const HTTP_ERRORS = {
   route_not_found: { status: 404, meaning: 'no such route' },
   body_too_large: { status: 413, meaning: 'the body is larger than the service accepts' },
   unsupported_media_type: { status: 415, meaning: 'the body is not application/json' },
+  malformed_request: { status: 400, meaning: 'not a well-formed HTTP/1.1 request; the connection is closed' },
+  request_timeout: {
+    status: 408,
+    meaning: 'the headers or the whole request did not arrive in time; the connection is closed',
+  },
+  headers_too_large: { status: 431, meaning: 'the request line and headers are larger than the service accepts' },
   internal_error: { status: 500, meaning: 'anything else; the body never says more' },
 } as const satisfies ErrorTable;
 

@@ -17,7 +17,8 @@ export {
   type FieldIssue,
   type HttpErrorCode,
 } from './errors';
-export { bearerToken, requireBearer, tokensMatch } from './http/bearer';
+export { BEARER_BLANKS_ALLOWED, bearerToken, requireBearer, tokensMatch } from './http/bearer';
+export { HTTP_SERVER_LIMITS, type HttpServerLimits } from './http/server-limits';
 export { toErrorReply, validationIssues, type ErrorBody, type ErrorReply } from './http/error-reply';
 export { documentedAs, forDocumentation, literals, Nullable } from './http/schema-helpers';
 export {

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { rawHttp } from '@state-relay/testkit';
 import pino from 'pino';
 import { createServiceApp, createServiceRegistry, HTTP_ERRORS, requireBearer, ServiceError } from '../src';
 
@@ -134,6 +135,25 @@ describe('the HTTP base every service gets', () => {
     expect(wrong.json.message).toBe('the bearer token is not valid');
     expect(wrong.text).not.toContain(TOKEN);
     expect((await call(base, '/things/a', { headers: auth })).json).toEqual({ id: 'a' });
+  });
+
+  it('answers a 15 KB Authorization header with 401, running no regular expression on it', async () => {
+    // Blanks then a non-blank: the shape that made the former header expression backtrack.
+    const authorization = `Bearer a${' '.repeat(15_000)}!`;
+    const exec = jest.spyOn(RegExp.prototype, 'exec');
+    try {
+      const res = await rawHttp(
+        base,
+        `GET /things/a HTTP/1.1\r\nHost: x\r\nAuthorization: ${authorization}\r\nConnection: close\r\n\r\n`,
+      );
+      expect([res.status, JSON.parse(res.body)]).toEqual([
+        401,
+        { error: 'unauthorized', message: 'the bearer token is not valid' },
+      ]);
+      expect(exec.mock.calls.filter(([input]) => String(input).length > 1_000)).toEqual([]);
+    } finally {
+      exec.mockRestore();
+    }
   });
 
   it('serves health, readiness (503 until ready), metrics and the OpenAPI document, open', async () => {

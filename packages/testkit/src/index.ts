@@ -18,3 +18,4 @@ export function testBrokers(): string[] {
   return brokers.split(',');
 }
 export { metricSum } from './prometheus';
+export { rawHttp, type RawHttpAnswer } from './raw-http';

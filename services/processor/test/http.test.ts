@@ -1,5 +1,6 @@
 import type { StoredEntity } from '@state-relay/contracts';
 import type { FastifyInstance } from 'fastify';
+import { rawHttp } from '@state-relay/testkit';
 import pino from 'pino';
 import { buildApp } from '../src/http/app';
 import type { StateReadAuth } from '../src/config';
@@ -55,6 +56,22 @@ describe('processor HTTP: GET /state/:key behind a bearer token', () => {
     expect(JSON.parse(res.text)).toEqual({ error: 'unauthorized', message });
     expect(res.headers.get('www-authenticate')).toMatch(/^Bearer /);
     expect(res.text).not.toContain('balance');
+  });
+
+  it('a 15 KB Authorization header: 401, and no regular expression runs on it', async () => {
+    // Blanks then a non-blank: the shape that made the former header expression backtrack.
+    const authorization = `Bearer a${' '.repeat(15_000)}!`;
+    const exec = jest.spyOn(RegExp.prototype, 'exec');
+    try {
+      const res = await rawHttp(
+        base,
+        `GET /state/acct-1 HTTP/1.1\r\nHost: x\r\nAuthorization: ${authorization}\r\nConnection: close\r\n\r\n`,
+      );
+      expect([res.status, JSON.parse(res.body).error]).toEqual([401, 'unauthorized']);
+      expect(exec.mock.calls.filter(([input]) => String(input).length > 1_000)).toEqual([]);
+    } finally {
+      exec.mockRestore();
+    }
   });
 
   it('the right token: 200 with the entity; an unknown key: 404', async () => {

@@ -11,6 +11,8 @@ import type { ScanView } from '../src/scans/scan-view';
 // API that records what it was sent. Runs the built CLI (dist/, made by `tsc -b`).
 const CLI = resolve(__dirname, '../dist/cli/main.js');
 const TOKEN = 'cli-process-token-0123456789abcdef';
+/** Secret-looking text that is not JSON: what a token file passed as --file holds. */
+const SECRET = 'sEcReT-9f8e7d6c5b4a39281706f5e4d3c2b1a0';
 const POLLS_UNTIL_DONE = 10;
 
 function scanAt(poll: number): ScanView {
@@ -128,6 +130,24 @@ describe('the scan CLI as a child process, without a terminal', () => {
     expect(code).toBe(3);
     expect(stderr).toBe('scan: 401 unauthorized: the bearer token is not valid\n');
     expect(stderr + stdout).not.toContain(TOKEN);
+  });
+
+  it('a --file that is not JSON (the token file by mistake): exit 2, the file and place named, its content never', async () => {
+    const file = join(dir, 'api-token-not-json');
+    writeFileSync(file, `${SECRET}\n`, { mode: 0o600 });
+    const { code, stdout, stderr } = await run(['--file', file], { STATE_RELAY_API_TOKEN: TOKEN });
+    expect(code).toBe(2);
+    expect(stderr).toContain(`scan: --file ${file}: not valid JSON at line 1, column 1: expected a JSON value\n`);
+    expect(stderr + stdout).not.toContain(SECRET.slice(0, 6));
+    expect(authorizations).toEqual([]);
+  });
+
+  it('a --condition that is not JSON: exit 2, the place named, the argument never quoted', async () => {
+    const args = ['--condition', `{"field": ${SECRET}}`, '--action', '{}'];
+    const { code, stdout, stderr } = await run(args, { STATE_RELAY_API_TOKEN: TOKEN });
+    expect(code).toBe(2);
+    expect(stderr).toContain('scan: --condition: not valid JSON at line 1, column 11: expected a JSON value\n');
+    expect(stderr + stdout).not.toContain(SECRET.slice(0, 6));
   });
 
   it('--help: the token from the environment or a file', async () => {

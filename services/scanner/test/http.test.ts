@@ -1,6 +1,7 @@
 import { DORMANCY_SWEEP } from '@state-relay/accounts';
 import { COMMAND_OUTCOMES } from '@state-relay/contracts';
 import type { FastifyInstance } from 'fastify';
+import { rawHttp } from '@state-relay/testkit';
 import { buildApp } from '../src/http/app';
 import { ScanFinishedError, ScanNotFoundError } from '../src/errors';
 import { createLogger } from '../src/logger';
@@ -223,6 +224,22 @@ describe('scanner HTTP API', () => {
       expect(res.body).not.toContain(TOKEN);
     }
     expect(scans.records.size).toBe(0);
+  });
+
+  it('a 15 KB Authorization header: 401, and no regular expression runs on it', async () => {
+    // Blanks then a non-blank: the shape that made the former header expression backtrack.
+    const authorization = `Bearer a${' '.repeat(15_000)}!`;
+    const exec = jest.spyOn(RegExp.prototype, 'exec');
+    try {
+      const res = await rawHttp(
+        base,
+        `GET /scans HTTP/1.1\r\nHost: x\r\nAuthorization: ${authorization}\r\nConnection: close\r\n\r\n`,
+      );
+      expect([res.status, JSON.parse(res.body).error]).toEqual([401, 'unauthorized']);
+      expect(exec.mock.calls.filter(([input]) => String(input).length > 1_000)).toEqual([]);
+    } finally {
+      exec.mockRestore();
+    }
   });
 
   it('never writes the token to the logs', async () => {

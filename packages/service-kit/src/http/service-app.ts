@@ -7,6 +7,7 @@ import type { Registry } from 'prom-client';
 import type { ErrorTable } from '../errors';
 import { toErrorReply } from './error-reply';
 import { forDocumentation } from './schema-helpers';
+import { clientErrorHandler, HTTP_SERVER_LIMITS, serverOptions, type HttpServerLimits } from './server-limits';
 
 /** The body of every error answer, for the routes' response schemas. */
 export const ErrorBodySchema = Type.Object({
@@ -41,6 +42,8 @@ export interface ServiceAppOptions extends ServiceHttpOptions {
   logger: Logger;
   /** The longest path parameter the router matches; longer ones find no route. */
   maxParamLength?: number;
+  /** Timeouts and the header size bound of the server `listen` creates; HTTP_SERVER_LIMITS by default. */
+  limits?: Partial<HttpServerLimits>;
 }
 
 /**
@@ -55,6 +58,9 @@ export function createServiceApp(options: ServiceAppOptions): FastifyInstance {
     // Request lines would log every probe, scrape and poll; errors are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimit,
+    // A slow or stalled client cannot hold a socket: fastify leaves these unbounded.
+    ...serverOptions({ ...HTTP_SERVER_LIMITS, ...options.limits }),
+    clientErrorHandler: clientErrorHandler(options.errors),
     routerOptions: { maxParamLength: options.maxParamLength ?? 2048 },
     // Errors the router raises before any route runs (a malformed %-escape) in the API's shape.
     frameworkErrors: (err, request, reply) => {

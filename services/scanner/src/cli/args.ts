@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { DORMANCY_SWEEP } from '@state-relay/accounts';
 import type { ScanOptions } from '../scans/scan';
+import { parseJsonQuietly } from './json-input';
 
 export const USAGE = `Usage: pnpm scan [--preset dormant | --file scan.json | --condition JSON --action JSON] [options]
 
@@ -113,7 +114,7 @@ export function parseCli(
   if (Object.keys(options).length > 0) body.options = options;
   if (values['as-of'] !== undefined)
     body.asOf = /^\d+$/.test(values['as-of']) ? Number(values['as-of']) : values['as-of'];
-  return { url: url.replace(/\/+$/, ''), token, warnings, body, follow: !values['no-follow'] };
+  return { url: withoutTrailingSlashes(url), token, warnings, body, follow: !values['no-follow'] };
 }
 
 export const TOKEN_FLAG_WARNING =
@@ -166,12 +167,20 @@ function fromFile(path: string, readFile: (p: string) => string): CliRequest['bo
   return parsed as CliRequest['body'];
 }
 
+/** The message says where the JSON breaks, never what it holds: a file may be a token file by mistake. */
 function json(flag: string, text: string): unknown {
   try {
-    return JSON.parse(text);
+    return parseJsonQuietly(text);
   } catch (err) {
-    throw new UsageError(`${flag}: not valid JSON (${(err as Error).message})`);
+    throw new UsageError(`${flag}: ${(err as Error).message}`);
   }
+}
+
+// A loop, not /\/+$/: that expression backtracks quadratically on a long run of slashes.
+function withoutTrailingSlashes(url: string): string {
+  let end = url.length;
+  while (end > 0 && url.charAt(end - 1) === '/') end--;
+  return url.slice(0, end);
 }
 
 function number(flag: string, text: string, min: number, integer: boolean): number {
