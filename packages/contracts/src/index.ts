@@ -15,6 +15,7 @@ export { decodeEvent, encodeEvent } from './events';
 export { decodeCommand, encodeCommand } from './commands';
 export { decodeCommandResult, encodeCommandResult } from './results';
 export { changelogTopicName, decodeStoredEntity, encodeStoredEntity, parseStoredEntity } from './changelog';
+export { INPUT_POSITIONS_HEADER, decodeInputPositions, encodeInputPositions } from './input-positions';
 export {
   commandIdFor,
   commandDigest,

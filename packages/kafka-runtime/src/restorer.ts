@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Kafka } from 'kafkajs';
+import { Kafka, type IHeaders, type KafkaMessage } from 'kafkajs';
 import { watchConsumer } from './consumer-watch';
 import { PartitionReader, type FetchedPart } from './partition-reader';
 import { KafkaRuntimeError, KafkaRuntimeErrorCodes } from './errors';
@@ -9,6 +9,8 @@ export interface RestoreRecord {
   offset: string;
   key: Buffer | null;
   value: Buffer | null;
+  /** The record's headers as fetched (e.g. the input positions its unit committed). */
+  headers: IHeaders;
 }
 
 export interface RestoreRequest {
@@ -108,6 +110,10 @@ export async function restoreChangelog(req: RestoreRequest): Promise<RestoreSumm
   return restoreInGroup(req, ends, start, target, total, started);
 }
 
+function restoreRecord(m: KafkaMessage): RestoreRecord {
+  return { offset: m.offset, key: m.key, value: m.value, headers: m.headers ?? {} };
+}
+
 /** Fetch sizes of a restore: bounded, so memory does not grow with the changelog. */
 const MAX_BYTES_PER_PARTITION = 4 * 1024 * 1024;
 const MAX_BYTES_PER_FETCH = 16 * 1024 * 1024;
@@ -165,7 +171,7 @@ async function readDirectly(
       const left = pending();
       inflight = left.size > 0 ? reader.fetch(left) : undefined;
       for (const { part, next } of work) {
-        const records = part.messages.map((m) => ({ offset: m.offset, key: m.key, value: m.value }));
+        const records = part.messages.map(restoreRecord);
         await req.apply(part.partition, records, next);
         restored += records.length;
         req.onProgress?.(restored, total);
@@ -240,9 +246,7 @@ async function restoreInGroup(
         const from = start.get(batch.partition);
         if (from === undefined || failure) return;
         // A fetch may start before our seek lands: never apply what precedes the checkpoint.
-        const records = batch.messages
-          .filter((m) => BigInt(m.offset) >= from)
-          .map((m) => ({ offset: m.offset, key: m.key, value: m.value }));
+        const records = batch.messages.filter((m) => BigInt(m.offset) >= from).map(restoreRecord);
         const next = BigInt(batch.lastOffset()) + 1n;
         if (next <= (position.get(batch.partition) ?? 0n) && records.length === 0) return;
         try {

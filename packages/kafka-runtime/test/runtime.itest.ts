@@ -41,7 +41,7 @@ describe('kafka-runtime against a real broker', () => {
     ['fetching from the leaders (no group)', true],
     ['through a consumer group', false],
   ])(
-    'restores committed changelog records from a checkpoint to the end, skipping aborted ones, %s',
+    'restores committed changelog records (with their headers) from a checkpoint to the end, skipping aborted ones, %s',
     async (_how, withoutGroup) => {
       const changelog = uniqueName('changelog');
       const admin = kafka.admin();
@@ -51,7 +51,10 @@ describe('kafka-runtime against a real broker', () => {
       const producer = await initTaskProducer({ kafka, appId: uniqueName('app'), task: 0 });
       const write = async (values: string[], outcome: 'commit' | 'abort') => {
         const tx = await producer.transaction();
-        await tx.send({ topic: changelog, messages: values.map((v) => ({ key: v, value: v, partition: 0 })) });
+        await tx.send({
+          topic: changelog,
+          messages: values.map((v) => ({ key: v, value: v, partition: 0, headers: { 'sr-inputs': `in=${v}` } })),
+        });
         await (outcome === 'commit' ? tx.commit() : tx.abort());
       };
       await write(['a', 'b'], 'commit'); // offsets 0,1 + marker 2
@@ -60,6 +63,7 @@ describe('kafka-runtime against a real broker', () => {
       await producer.disconnect();
 
       const seen: string[] = [];
+      const headers: string[] = [];
       const resume: Array<[number, bigint]> = [];
       const summary = await restoreChangelog({
         kafka,
@@ -70,12 +74,14 @@ describe('kafka-runtime against a real broker', () => {
         ]),
         apply: (partition, records, next) => {
           seen.push(...records.map((r) => String(r.value)));
+          headers.push(...records.map((r) => String(r.headers['sr-inputs'])));
           resume.push([partition, next]);
         },
         withoutGroup,
       });
 
       expect(seen).toEqual(['b', 'c']);
+      expect(headers).toEqual(['in=b', 'in=c']);
       expect(summary.records).toBe(2);
       // Partition 1 is empty: nothing to restore there.
       expect(summary.partitions).toBe(1);

@@ -29,6 +29,12 @@ const CHECKPOINT = 'changelog_offset';
  * delete.retention.ms may miss tombstones compaction has since removed: it must be rebuilt.
  */
 const SYNCED_AT = 'synced_at';
+/**
+ * `input_offset:<topic>`: the next offset of an input topic that the rows already reflect (from
+ * the task's own commits and the changelog's input-positions headers). Only ever raised.
+ */
+const INPUT_OFFSET = 'input_offset:';
+const INT64_MAX = 9223372036854775807n;
 
 export interface TaskStoreOptions {
   dir: string;
@@ -62,8 +68,16 @@ export class TaskStore {
     clearCheckpoint: Statement<[]>;
     getSyncedAt: Statement<[], number>;
     setSyncedAt: Statement<[number]>;
+    getInputs: Statement<[], [string, bigint]>;
+    raiseInput: Statement<[string, bigint]>;
+    clearInputs: Statement<[]>;
   };
-  private readonly commitTx: (changes: Iterable<StoreChange>, checkpoint: bigint, syncedAt: number | undefined) => void;
+  private readonly commitTx: (
+    changes: Iterable<StoreChange>,
+    checkpoint: bigint,
+    syncedAt: number | undefined,
+    inputs: ReadonlyMap<string, bigint> | undefined,
+  ) => void;
   private readonly wipeTx: () => void;
 
   private constructor(file: SqliteFile) {
@@ -98,9 +112,22 @@ export class TaskStore {
       setSyncedAt: db.prepare(
         `INSERT INTO meta (name, value) VALUES ('${SYNCED_AT}', ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
       ),
+      getInputs: db
+        .prepare<[], [string, bigint]>(`SELECT name, value FROM meta WHERE name GLOB '${INPUT_OFFSET}*'`)
+        .raw()
+        .safeIntegers(),
+      raiseInput: db.prepare(
+        `INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value)`,
+      ),
+      clearInputs: db.prepare(`DELETE FROM meta WHERE name GLOB '${INPUT_OFFSET}*'`),
     };
     this.commitTx = db.transaction(
-      (changes: Iterable<StoreChange>, checkpoint: bigint, syncedAt: number | undefined) => {
+      (
+        changes: Iterable<StoreChange>,
+        checkpoint: bigint,
+        syncedAt: number | undefined,
+        inputs: ReadonlyMap<string, bigint> | undefined,
+      ) => {
         const { put, del } = this.stmt;
         for (const [key, record] of changes) {
           if (typeof key !== 'string' && !Buffer.isBuffer(key)) assertKey(key);
@@ -122,11 +149,13 @@ export class TaskStore {
         }
         this.stmt.setCheckpoint.run(checkpoint);
         if (syncedAt !== undefined) this.stmt.setSyncedAt.run(syncedAt);
+        for (const [topic, next] of inputs ?? []) this.stmt.raiseInput.run(`${INPUT_OFFSET}${topic}`, next);
       },
     );
     this.wipeTx = db.transaction(() => {
       this.stmt.clearRows.run();
       this.stmt.clearCheckpoint.run();
+      this.stmt.clearInputs.run();
     });
   }
 
@@ -184,19 +213,35 @@ export class TaskStore {
   }
 
   /**
+   * Input topic -> the next offset the rows already reflect (see commit's `inputs`); empty
+   * when never recorded, and after a wipe or a rebuild (they go with the rows).
+   */
+  inputPositions(): Map<string, bigint> {
+    const rows = this.file.run('inputPositions', () => this.stmt.getInputs.all());
+    return new Map(rows.map(([name, value]) => [name.slice(INPUT_OFFSET.length), BigInt(value)]));
+  }
+
+  /**
    * Apply puts (record bytes, or an entity to encode) and deletes (null) in iteration order and
    * move the checkpoint, all in one transaction: if anything throws (SQLite, a bad entity, a
    * record that is not JSON, the iterator itself), neither rows nor checkpoint change and the
    * error is rethrown. Record bytes are stored as they are: the processor passes what it sent
    * to the changelog, restore what it fetched from it. `syncedAt` is given when the checkpoint
-   * is the changelog's end (see syncedAt()).
+   * is the changelog's end (see syncedAt()). `inputs` (input topic -> next offset) raises the
+   * input positions in the same transaction; a lower one than recorded is ignored.
    */
-  commit(changes: Iterable<StoreChange>, checkpoint: string, syncedAt?: number): void {
+  commit(
+    changes: Iterable<StoreChange>,
+    checkpoint: string,
+    syncedAt?: number,
+    inputs?: ReadonlyMap<string, bigint>,
+  ): void {
     const next = parseOffset(checkpoint, 'checkpoint');
     if (syncedAt !== undefined && !Number.isSafeInteger(syncedAt)) {
       throw new StoreInvalidArgumentError(`syncedAt must be an integer epoch ms, got ${String(syncedAt)}`);
     }
-    this.file.run('commit', () => this.commitTx(changes, next, syncedAt));
+    if (inputs !== undefined) assertInputs(inputs);
+    this.file.run('commit', () => this.commitTx(changes, next, syncedAt, inputs));
   }
 
   /** Records that the rows match the changelog's end as of `at` (a restore reached it). */
@@ -225,7 +270,7 @@ export class TaskStore {
     return rows.map((row) => [row[0], decodeEntity(row)]);
   }
 
-  /** Drop every row, the checkpoint and the sync stamp, e.g. when the checkpoint is ahead of a recreated changelog. */
+  /** Drop every row, the checkpoint, the sync stamp and the input positions (e.g. a recreated changelog). */
   wipe(): void {
     this.file.run('wipe', () => this.wipeTx());
   }
@@ -241,5 +286,17 @@ function decodeEntity([key, record]: EntityRow): StoredEntity {
     return parseStoredEntity(record);
   } catch (err) {
     throw new StoreCorruptRowError(key, err);
+  }
+}
+
+function assertInputs(inputs: ReadonlyMap<string, bigint>): void {
+  if (!(inputs instanceof Map)) throw new StoreInvalidArgumentError('inputs must be a Map of topic -> offset');
+  for (const [topic, offset] of inputs) {
+    if (typeof topic !== 'string' || topic === '') {
+      throw new StoreInvalidArgumentError(`inputs: topic must be a non-empty string, got ${JSON.stringify(topic)}`);
+    }
+    if (typeof offset !== 'bigint' || offset < 0n || offset > INT64_MAX) {
+      throw new StoreInvalidArgumentError(`inputs: the offset of ${topic} must be a non-negative int64 bigint`);
+    }
   }
 }

@@ -304,4 +304,55 @@ describe('TaskStore', () => {
     expect(again.checkpoint()).toBeNull();
     expect(again.get('a')).toBeUndefined();
   });
+
+  describe('input positions', () => {
+    const positions = (events: bigint, commands?: bigint) =>
+      new Map<string, bigint>([
+        ['events', events],
+        ...(commands === undefined ? [] : [['commands', commands] as const]),
+      ]);
+
+    it('are recorded with the rows and the checkpoint, survive a reopen, and only ever rise', () => {
+      const store = open();
+      expect(store.inputPositions()).toEqual(new Map());
+      store.commit([['a', entity(1)]], '3', undefined, positions(10n, 4n));
+      store.commit([['b', entity(1)]], '5', undefined, positions(8n)); // an older record read later: ignored
+      store.commit([['c', entity(1)]], '7', undefined, new Map([['commands', 9n]]));
+      store.close();
+      const reopened = open();
+      expect(reopened.inputPositions()).toEqual(positions(10n, 9n));
+      expect(reopened.checkpoint()).toBe('7');
+    });
+
+    it('keep int64 offsets exact', () => {
+      const store = open();
+      store.commit([], '1', undefined, positions(9223372036854775807n));
+      expect(store.inputPositions().get('events')).toBe(9223372036854775807n);
+    });
+
+    it('a commit that fails changes neither rows, checkpoint nor positions', () => {
+      const store = open();
+      store.commit([['a', entity(1)]], '3', undefined, positions(10n));
+      expect(() => store.commit([['b', Buffer.from('not json')]], '5', undefined, positions(20n))).toThrow(
+        StoreCorruptRowError,
+      );
+      expect([store.checkpoint(), store.get('b'), store.inputPositions()]).toEqual(['3', undefined, positions(10n)]);
+    });
+
+    it('refuses a bad position before writing anything', () => {
+      const store = open();
+      expect(() => store.commit([['a', entity(1)]], '3', undefined, positions(-1n))).toThrow(StoreInvalidArgumentError);
+      expect(() => store.commit([['a', entity(1)]], '3', undefined, new Map([['', 1n]]))).toThrow(
+        StoreInvalidArgumentError,
+      );
+      expect(store.count()).toBe(0);
+    });
+
+    it('go with the rows: wipe forgets them', () => {
+      const store = open();
+      store.commit([['a', entity(1)]], '3', Date.now(), positions(10n, 4n));
+      store.wipe();
+      expect(store.inputPositions()).toEqual(new Map());
+    });
+  });
 });

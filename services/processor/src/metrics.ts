@@ -72,6 +72,11 @@ export function createProcessorMetrics() {
       'Records between the last processed batch and the partition end, per input topic and partition',
       ['topic', 'partition'],
     ),
+    staleOffsets: metrics.counter(
+      'processor_stale_offsets_total',
+      'Task starts where the group’s committed offset of an input was behind the position its restored store reflects (read stale after the fence); the task continued from the store’s, by input topic',
+      ['topic'],
+    ),
     tasksOwned: metrics.gauge('processor_tasks_owned', 'Tasks (partitions) owned by this instance'),
   };
 }

@@ -107,13 +107,13 @@ describe('task lifecycle against a real broker', () => {
       const store = TaskStore.open({ dir, task });
       const commit = store.commit.bind(store);
       // Only the processor's own commits carry syncedAt (restore chunks do not): fail one of those.
-      store.commit = (changes, checkpoint, syncedAt) => {
+      store.commit = (changes, checkpoint, syncedAt, inputs) => {
         if (armed && syncedAt !== undefined) {
           armed = false;
           injected++;
           throw new Error('disk I/O error (injected)');
         }
-        commit(changes, checkpoint, syncedAt);
+        commit(changes, checkpoint, syncedAt, inputs);
       };
       return store;
     };

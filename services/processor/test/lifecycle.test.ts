@@ -2,13 +2,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { accountsDomain } from '@state-relay/accounts';
-import { encodeEvent } from '@state-relay/contracts';
+import { encodeEvent, encodeStoredEntity } from '@state-relay/contracts';
 import type { TaskOwnership } from '@state-relay/kafka-runtime';
 import { TaskStore } from '@state-relay/store';
-import type { KafkaMessage, Producer } from 'kafkajs';
+import type { KafkaMessage, Message, Producer } from 'kafkajs';
 import pino from 'pino';
 import { createProcessorMetrics } from '../src/metrics';
-import { TaskLifecycle, type LifecyclePorts } from '../src/tasks/lifecycle';
+import { TaskLifecycle, type ChangelogRecord, type LifecyclePorts } from '../src/tasks/lifecycle';
 
 // The lifecycle against fake ports: every call is recorded in order, so the tests pin the
 // order of a task's path to RUNNING and what a failure may and may not do next.
@@ -28,14 +28,24 @@ interface Harness {
   /** Per sendBatch: changelog records; per sendOffsets: the events offset committed. */
   sent: number[];
   offsets: number[];
+  /** Per sendBatch: the input-positions header of each changelog record. */
+  headers: string[][];
+  /** What the fake restore applies, per task. */
+  restoreBatches: Array<{ task: number; records: ChangelogRecord[]; next: bigint }>;
+  metrics: ReturnType<typeof createProcessorMetrics>;
 }
 
-function fakeProducer(task: number, h: Pick<Harness, 'calls' | 'commitError' | 'sent' | 'offsets'>): Producer {
+function fakeProducer(
+  task: number,
+  h: Pick<Harness, 'calls' | 'commitError' | 'sent' | 'offsets' | 'headers'>,
+): Producer {
   return {
     transaction: async () => ({
-      sendBatch: async ({ topicMessages }: { topicMessages: Array<{ topic: string; messages: unknown[] }> }) => {
+      sendBatch: async ({ topicMessages }: { topicMessages: Array<{ topic: string; messages: Message[] }> }) => {
         h.calls.push(`send ${task}`);
-        h.sent.push(topicMessages.find((t) => t.topic === 'changelog')?.messages.length ?? 0);
+        const changelog = topicMessages.find((t) => t.topic === 'changelog')?.messages ?? [];
+        h.sent.push(changelog.length);
+        h.headers.push(changelog.map((m) => String(m.headers?.['sr-inputs'])));
         return topicMessages.map((t) => ({ topicName: t.topic, partition: task, errorCode: 0, baseOffset: '100' }));
       },
       sendOffsets: async ({ topics }: { topics: Array<{ topic: string; partitions: Array<{ offset: string }> }> }) => {
@@ -66,6 +76,9 @@ function harness(): Harness {
     restoreFrom: [] as Array<Map<number, bigint | null>>,
     sent: [] as number[],
     offsets: [] as number[],
+    headers: [] as string[][],
+    restoreBatches: [] as Harness['restoreBatches'],
+    metrics: createProcessorMetrics(),
     ends: new Map<number, bigint>([
       [0, 0n],
       [1, 0n],
@@ -85,10 +98,12 @@ function harness(): Harness {
       h.calls.push('changelog-end');
       return h.ends;
     },
-    restore: async ({ from }) => {
+    restore: async ({ from, apply }) => {
       h.calls.push('restore');
       h.restoreFrom.push(new Map(from));
-      return { records: 0 };
+      const batches = h.restoreBatches.filter((b) => from.has(b.task));
+      for (const { task, records, next } of batches) apply(task, records, next);
+      return { records: batches.reduce((n, b) => n + b.records.length, 0) };
     },
     committedOffsets: async () => {
       h.calls.push('committed-offsets');
@@ -128,7 +143,7 @@ function harness(): Harness {
       topics: { events: EVENTS, commands: COMMANDS, results: 'results', deadLetter: 'dlq', changelog: 'changelog' },
       groupId: 'group',
       logger: pino({ level: 'silent' }),
-      metrics: createProcessorMetrics(),
+      metrics: h.metrics,
       commitIntervalMs: 1,
       commitMaxRecords: 1000,
       maxUncommittedRecords: 5000,
@@ -323,5 +338,81 @@ describe('task lifecycle', () => {
     await until(() => h.lifecycle.stateOf(0) === 'RUNNING' && h.lifecycle.runningTask(0) !== undefined, 'recovery');
     expect(h.calls.filter((c) => c === 'init-producer 0')).toHaveLength(2);
     expect(h.calls.filter((c) => c === 'restore')).toHaveLength(2);
+  });
+
+  describe('input positions (committed offsets read stale right after the fence)', () => {
+    const entity = { version: 1, value: { status: 'active' }, seen: '' };
+    const record = (key: string, header?: string): ChangelogRecord => ({
+      key: Buffer.from(key),
+      value: encodeStoredEntity(entity),
+      headers: header === undefined ? {} : { 'sr-inputs': Buffer.from(header) },
+    });
+    const stale = async () => (await h.metrics.staleOffsets.get()).values.map((v) => [v.labels.topic, v.value]).sort();
+
+    it('seeks to what the kept store reflects when the group offset is behind it, and counts it', async () => {
+      const store = TaskStore.open({ dir: h.dir, task: 0 });
+      store.commit(
+        [['k', entity]],
+        '5',
+        Date.now(),
+        new Map([
+          [EVENTS, 20n],
+          [COMMANDS, 1n],
+        ]),
+      );
+      store.close();
+      h.ends.set(0, 5n);
+      h.lifecycle.onAssignment('member-a', [0]);
+      await until(() => h.lifecycle.stateOf(0) === 'RUNNING', 'task 0 to run');
+      // events: the store's 20 over the group's stale 7; commands: the group's 2 is ahead of the store's 1.
+      expect(h.calls.filter((c) => c.startsWith('seek'))).toEqual([`seek ${EVENTS} 0 20`, `seek ${COMMANDS} 0 2`]);
+      expect(h.lifecycle.runningTask(0)!.positions()).toEqual(
+        new Map([
+          [EVENTS, 20n],
+          [COMMANDS, 2n],
+        ]),
+      );
+      expect(await stale()).toEqual([[EVENTS, 1]]);
+    });
+
+    it('learns the positions from the changelog headers on a restore from scratch', async () => {
+      h.ends.set(0, 4n);
+      h.restoreBatches.push(
+        { task: 0, records: [record('a', `${COMMANDS}=4,${EVENTS}=30`), record('b', 'garbage')], next: 2n },
+        { task: 0, records: [record('c', `${COMMANDS}=4,${EVENTS}=31`), record('d')], next: 4n },
+      );
+      h.lifecycle.onAssignment('member-a', [0]);
+      await until(() => h.lifecycle.stateOf(0) === 'RUNNING', 'task 0 to run');
+      expect(h.calls.filter((c) => c.startsWith('seek'))).toEqual([`seek ${EVENTS} 0 31`, `seek ${COMMANDS} 0 4`]);
+      expect(h.lifecycle.read('d')?.entity.version).toBe(1);
+      expect(await stale()).toEqual([
+        [COMMANDS, 1],
+        [EVENTS, 1],
+      ]);
+    });
+
+    it('a committed unit carries every input position on each changelog record and in the store, atomically with its rows', async () => {
+      h.lifecycle.onAssignment('member-a', [0]);
+      await until(() => h.lifecycle.stateOf(0) === 'RUNNING', 'task 0 to run');
+      const task = h.lifecycle.runningTask(0)!;
+      await task.foldBatch({
+        topic: EVENTS,
+        partition: 0,
+        messages: [signUp(7, 'k1'), signUp(8, 'k2')],
+        lastOffset: '8',
+      });
+      await until(() => h.calls.includes('commit 0'), 'a commit');
+      await until(() => task.read('k2') !== undefined, 'the SQLite flush');
+      // The unit moved only events; commands' position (2, from the start) rides along.
+      expect(h.headers).toEqual([[`${COMMANDS}=2,${EVENTS}=9`, `${COMMANDS}=2,${EVENTS}=9`]]);
+      expect(task.store!.inputPositions()).toEqual(
+        new Map([
+          [EVENTS, 9n],
+          [COMMANDS, 2n],
+        ]),
+      );
+      expect(task.store!.checkpoint()).toBe('102');
+      expect(await stale()).toEqual([]);
+    });
   });
 });

@@ -1,4 +1,4 @@
-import type { Producer, Transaction } from 'kafkajs';
+import type { Message, Producer, Transaction } from 'kafkajs';
 import { TaskFailure } from '../src/tasks/errors';
 import { commitUnit } from '../src/tasks/transaction';
 import { UnitOfWork } from '../src/tasks/unit-of-work';
@@ -57,5 +57,37 @@ describe('commitUnit', () => {
     const done = await commitUnit(producer, unitWithOffsets(), { task: 3, groupId: 'g', topics, deadlineMs: 1_000 });
     expect(done).toEqual({ changes: [], checkpoint: null });
     expect(calls.commits).toBe(1);
+  });
+
+  it("puts every input position on each changelog record (default: the unit's own offsets), none elsewhere", async () => {
+    const sent: Array<{ topic: string; messages: Message[] }> = [];
+    const tx = {
+      sendBatch: async ({ topicMessages }: { topicMessages: typeof sent }) => {
+        sent.push(...topicMessages);
+        return [];
+      },
+      sendOffsets: async () => undefined,
+      commit: async () => undefined,
+      abort: async () => undefined,
+    } as unknown as Transaction;
+    const producer = { transaction: async () => tx } as unknown as Pick<Producer, 'transaction'>;
+    const unit = unitWithOffsets();
+    unit.cache.put('a', { version: 1, value: {}, seen: '' });
+    unit.cache.delete('b');
+    unit.results.push({ key: 'a', value: 'r' });
+    await commitUnit(producer, unit, { task: 3, groupId: 'g', topics });
+    await commitUnit(producer, unit, {
+      task: 3,
+      groupId: 'g',
+      topics,
+      inputs: new Map([
+        ['commands', 4n],
+        ['events', 10n],
+      ]),
+    });
+    const headers = (topic: string) =>
+      sent.filter((t) => t.topic === topic).flatMap((t) => t.messages.map((m) => m.headers?.['sr-inputs']));
+    expect(headers('changelog')).toEqual(['events=10', 'events=10', 'commands=4,events=10', 'commands=4,events=10']);
+    expect(headers('results')).toEqual([undefined, undefined]);
   });
 });

@@ -1,7 +1,7 @@
-import type { StoredEntity } from '@state-relay/contracts';
+import { decodeInputPositions, INPUT_POSITIONS_HEADER, type StoredEntity } from '@state-relay/contracts';
 import type { TaskOwnership } from '@state-relay/kafka-runtime';
 import type { StoreChange, TaskStore } from '@state-relay/store';
-import type { Producer } from 'kafkajs';
+import type { IHeaders, Producer } from 'kafkajs';
 import { asTaskFailure, TaskFailure } from './errors';
 import { Task, type TaskDeps } from './task';
 
@@ -9,6 +9,7 @@ import { Task, type TaskDeps } from './task';
 export interface ChangelogRecord {
   key: Buffer | null;
   value: Buffer | null;
+  headers?: IHeaders;
 }
 
 /** What the lifecycle needs from Kafka, SQLite and the consumer: the real ones in kafka-ports.ts, fakes in tests. */
@@ -220,7 +221,7 @@ export class TaskLifecycle {
 
   /** The path to RUNNING for `tasks`, together (one restore for all of them). */
   private async enter(tasks: Task[]): Promise<void> {
-    const { ports, deleteRetentionMs, inputTopics } = this.options;
+    const { ports, deleteRetentionMs } = this.options;
     const { logger, metrics } = this.options.task;
     const tickets = tasks.map((task) => {
       task.transition('RESTORING');
@@ -290,6 +291,8 @@ export class TaskLifecycle {
           stores.get(id)!.commit(
             records.map((r): StoreChange => [r.key!, r.value]),
             next.toString(),
+            undefined,
+            inputPositionsOf(records),
           );
           metrics.restoredRecords.inc(records.length);
         },
@@ -310,10 +313,16 @@ export class TaskLifecycle {
       return failAll(err, 'restore', 'reading committed offsets failed');
     }
 
-    // 5. Seek both inputs there and resume.
+    // 5. Seek both inputs there (never below what the store reflects) and resume.
     const running: number[] = [];
     for (const { task } of live()) {
-      const positions = new Map(inputTopics.map((t) => [t, BigInt(committed.get(t)?.get(task.id) ?? '0')]));
+      let positions: Map<string, bigint>;
+      try {
+        positions = this.startPositions(task, committed);
+      } catch (err) {
+        this.fail(task, asTaskFailure(err, 'store', `task ${task.id}: reading its input positions failed`));
+        continue;
+      }
       task.start(positions);
       for (const [topic, offset] of positions) ports.seek(topic, task.id, offset.toString());
       ports.resume(task.id);
@@ -326,6 +335,31 @@ export class TaskLifecycle {
         restored > 0 ? 'tasks restored from the changelog' : 'tasks ready (stores were up to date)',
       );
     }
+  }
+
+  /**
+   * Where each input continues: the group's committed offset, or the store's input position when
+   * that is higher. EndTxn can be answered before the group coordinator materialises the
+   * transaction's offsets, and kafkajs cannot ask for stable ones: the offset read after the
+   * fence may be stale, and seeking to it would apply committed units twice.
+   */
+  private startPositions(task: Task, committed: Map<string, Map<number, string>>): Map<string, bigint> {
+    const { logger, metrics } = this.options.task;
+    const restored = task.store!.inputPositions();
+    const positions = new Map<string, bigint>();
+    for (const topic of this.options.inputTopics) {
+      const group = BigInt(committed.get(topic)?.get(task.id) ?? '0');
+      const store = restored.get(topic) ?? 0n;
+      if (store > group) {
+        logger.warn(
+          { task: task.id, topic, committed: String(group), restored: String(store) },
+          'committed offset is behind what the store reflects (read stale after the fence); continuing from the store',
+        );
+        metrics.staleOffsets.inc({ topic });
+      }
+      positions.set(topic, store > group ? store : group);
+    }
+    return positions;
   }
 
   /**
@@ -368,4 +402,16 @@ export class TaskLifecycle {
     }
     return checkpoint;
   }
+}
+
+/**
+ * The input positions of the last record in a restored batch that names them. Units commit in
+ * log order, so it names the highest; the store keeps the highest across batches.
+ */
+function inputPositionsOf(records: ChangelogRecord[]): Map<string, bigint> | undefined {
+  for (let i = records.length - 1; i >= 0; i--) {
+    const positions = decodeInputPositions(records[i]!.headers?.[INPUT_POSITIONS_HEADER]);
+    if (positions.size > 0) return positions;
+  }
+  return undefined;
 }

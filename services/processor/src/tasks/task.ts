@@ -103,6 +103,8 @@ export class Task implements TaskContext {
   private timer?: NodeJS.Timeout;
   private lastCommitAt = 0;
   private readonly position = new Map<string, bigint>();
+  /** Every input's next offset as of the last committed unit: what the next unit's changelog records carry. */
+  private committedInputs = new Map<string, bigint>();
   private backPressure = false;
   private readonly fold: FoldContext;
 
@@ -144,6 +146,7 @@ export class Task implements TaskContext {
     if (!this.producer || !this.store) throw new Error(`task ${this.id}: start without producer or store`);
     this.position.clear();
     for (const [topic, offset] of positions) this.position.set(topic, offset);
+    this.committedInputs = new Map(positions);
     this.open = new UnitOfWork();
     this.units++; // the dropped unit's number is never reused
     this.committing = undefined;
@@ -369,18 +372,22 @@ export class Task implements TaskContext {
     this.open = new UnitOfWork();
     const startedAt = now();
     this.lastCommitAt = Date.now();
+    // All inputs, not only those this unit moved: compaction may leave only this unit's records.
+    const inputs = new Map([...this.committedInputs, ...unit.offsets]);
     try {
       const { changes, checkpoint } = await commitUnit(producer, unit, {
         task: this.id,
         groupId: this.deps.groupId,
         topics: this.deps.topics,
+        inputs,
       });
+      if (this.incarnation === incarnation) this.committedInputs = inputs;
       const committedAt = now();
       // Committed in Kafka: now SQLite. A crash right here is repaired by restore, which
       // replays the changelog from the previous checkpoint.
       if (changes.length > 0) {
         try {
-          store.commit(changes, checkpoint ?? store.checkpoint() ?? '0', committedAt);
+          store.commit(changes, checkpoint ?? store.checkpoint() ?? '0', committedAt, inputs);
         } catch (err) {
           throw new TaskFailure('store', `task ${this.id}: SQLite failed after the Kafka commit`, err);
         }

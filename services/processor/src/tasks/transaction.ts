@@ -1,4 +1,4 @@
-import { encodeStoredEntity } from '@state-relay/contracts';
+import { encodeInputPositions, encodeStoredEntity, INPUT_POSITIONS_HEADER } from '@state-relay/contracts';
 import { isFencedError } from '@state-relay/kafka-runtime';
 import type { Message, Producer, Transaction } from 'kafkajs';
 import type { UnitOfWork } from './unit-of-work';
@@ -41,15 +41,24 @@ export async function commitUnit(
     groupId,
     topics,
     deadlineMs = COMMIT_DEADLINE_MS,
-  }: { task: number; groupId: string; topics: TransactionTopics; deadlineMs?: number },
+    inputs = unit.offsets,
+  }: {
+    task: number;
+    groupId: string;
+    topics: TransactionTopics;
+    deadlineMs?: number;
+    /** Every input's next offset once this unit commits: each changelog record carries them (restore learns them). */
+    inputs?: ReadonlyMap<string, bigint>;
+  },
 ): Promise<CommittedUnit> {
+  const headers = inputs.size > 0 ? { [INPUT_POSITIONS_HEADER]: encodeInputPositions(inputs) } : undefined;
   // Encoded once: the same bytes go to the changelog and, after the commit, to SQLite.
   const changes: Array<[string, Buffer | null]> = [];
   const changelog: Message[] = [];
   for (const [key, entity] of unit.cache.entries()) {
     const value = entity ? encodeStoredEntity(entity) : null;
     changes.push([key, value]);
-    changelog.push({ key, value, partition: task });
+    changelog.push({ key, value, partition: task, ...(headers && { headers }) });
   }
   const topicMessages = [
     ...(changelog.length ? [{ topic: topics.changelog, messages: changelog }] : []),
