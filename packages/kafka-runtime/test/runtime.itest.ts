@@ -190,6 +190,8 @@ describe('kafka-runtime against a real broker', () => {
     const changelog = await changelogWith(2, 50, 'compact,delete');
     const admin = kafka.admin();
     await admin.connect();
+    // kafkajs's deleteTopicRecords finds leaders in metadata it does not load itself.
+    await admin.fetchTopicMetadata({ topics: [changelog] });
     await admin.deleteTopicRecords({ topic: changelog, partitions: [{ partition: 0, offset: '30' }] });
     await admin.disconnect();
 
