@@ -4,6 +4,7 @@ export const KafkaRuntimeErrorCodes = {
   RESTORE_FAILED: 'RESTORE_FAILED',
   TOPICS_NOT_READY: 'TOPICS_NOT_READY',
   PRODUCER_FENCED: 'PRODUCER_FENCED',
+  OFFSET_OUT_OF_RANGE: 'OFFSET_OUT_OF_RANGE',
 } as const;
 export type KafkaRuntimeErrorCode = (typeof KafkaRuntimeErrorCodes)[keyof typeof KafkaRuntimeErrorCodes];
 
@@ -28,6 +29,34 @@ export class NotCoPartitionedError extends KafkaRuntimeError {
         .join(' and ')}`,
     );
   }
+}
+
+/** Kafka's error code OFFSET_OUT_OF_RANGE (the protocol's, not kafkajs's text). */
+const KAFKA_OFFSET_OUT_OF_RANGE = 1;
+
+/**
+ * A fetch asked for an offset the partition no longer holds: its log start moved past it
+ * (DeleteRecords, retention) or its end is below it. Not retriable at the same offset.
+ */
+export class OffsetOutOfRangeError extends KafkaRuntimeError {
+  constructor(
+    readonly topic: string,
+    readonly partition: number,
+    readonly offset: bigint,
+    cause?: unknown,
+  ) {
+    super(KafkaRuntimeErrorCodes.OFFSET_OUT_OF_RANGE, `${topic} partition ${partition} has no offset ${offset}`, {
+      cause,
+    });
+    this.name = 'OffsetOutOfRangeError';
+  }
+}
+
+/** The partition a kafkajs error reports OFFSET_OUT_OF_RANGE for (decided by Kafka's code), or undefined. */
+export function offsetOutOfRangePartition(err: unknown): number | undefined {
+  const e = err as { code?: unknown; partition?: unknown } | null;
+  if (e?.code !== KAFKA_OFFSET_OUT_OF_RANGE) return undefined;
+  return typeof e.partition === 'number' ? e.partition : undefined;
 }
 
 const FENCED_TYPES = new Set(['INVALID_PRODUCER_EPOCH', 'PRODUCER_FENCED', 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED']);

@@ -13,7 +13,13 @@ export {
 } from './ownership';
 export type { TaskOwnership } from './ownership';
 export type { TaskProducerOptions } from './transactional';
-export { KafkaRuntimeError, KafkaRuntimeErrorCodes, NotCoPartitionedError, isFencedError } from './errors';
+export {
+  KafkaRuntimeError,
+  KafkaRuntimeErrorCodes,
+  NotCoPartitionedError,
+  OffsetOutOfRangeError,
+  isFencedError,
+} from './errors';
 export type { KafkaRuntimeErrorCode } from './errors';
 export { withCoordinatorCache } from './coordinator-cache';
 export {

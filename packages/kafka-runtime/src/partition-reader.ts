@@ -1,4 +1,5 @@
 import type { Kafka, KafkaMessage } from 'kafkajs';
+import { OffsetOutOfRangeError, offsetOutOfRangePartition } from './errors';
 
 /**
  * Reads partitions of one topic from given offsets with Fetch requests to their leaders,
@@ -109,13 +110,20 @@ export class PartitionReader {
           fetchOffset: positions.get(partition)!.toString(),
           maxBytes: options.maxBytesPerPartition,
         }));
-        const { responses } = await broker.fetch({
-          isolationLevel: READ_COMMITTED,
-          maxWaitTime: options.maxWaitTimeMs ?? 50,
-          minBytes: 1,
-          maxBytes: options.maxBytes,
-          topics: [{ topic, partitions: requested }],
-        });
+        const { responses } = await broker
+          .fetch({
+            isolationLevel: READ_COMMITTED,
+            maxWaitTime: options.maxWaitTimeMs ?? 50,
+            minBytes: 1,
+            maxBytes: options.maxBytes,
+            topics: [{ topic, partitions: requested }],
+          })
+          .catch((err: unknown) => {
+            // kafkajs fails the whole fetch for the first partition with an error (fetch v0 parse).
+            const partition = offsetOutOfRangePartition(err);
+            const at = partition === undefined ? undefined : positions.get(partition);
+            throw at === undefined ? err : new OffsetOutOfRangeError(topic, partition!, at, err);
+          });
         const parts: FetchedPart[] = [];
         for (const { topicName, partitions: data } of responses) {
           if (topicName !== topic) continue;

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { Kafka, type IHeaders, type KafkaMessage } from 'kafkajs';
 import { watchConsumer } from './consumer-watch';
 import { PartitionReader, type FetchedPart } from './partition-reader';
-import { KafkaRuntimeError, KafkaRuntimeErrorCodes } from './errors';
+import { KafkaRuntimeError, KafkaRuntimeErrorCodes, OffsetOutOfRangeError } from './errors';
+import { RestorePlan } from './restore-plan';
 import { endOffsets } from './topics';
 
 export interface RestoreRecord {
@@ -23,6 +24,18 @@ export interface RestoreRequest {
    * it. It should apply the records and that offset atomically (one SQLite transaction).
    */
   apply: (partition: number, records: RestoreRecord[], nextOffset: bigint) => void | Promise<void>;
+  /**
+   * Checked before every fetch and apply: a partition no longer wanted (its task was revoked or
+   * failed) leaves the restore, and nothing more is applied for it. Default: all are wanted.
+   */
+  wanted?: (partition: number) => boolean;
+  /**
+   * The log no longer holds a partition's next offset `at` (OFFSET_OUT_OF_RANGE: its start moved
+   * past it, e.g. DeleteRecords): the restore continues it from `logStart` once this returns.
+   * It must discard what was applied before if the gap may matter (a tombstone in it). Without
+   * it, or if it throws, the partition fails (see RestoreSummary.failed).
+   */
+  onOffsetOutOfRange?: (partition: number, at: bigint, logStart: bigint) => void | Promise<void>;
   /** Called after each batch with the records restored so far and the total to restore. */
   onProgress?: (restored: number, total: number) => void;
   groupPrefix?: string;
@@ -47,6 +60,8 @@ export interface RestoreSummary {
   records: number;
   millis: number;
   partitions: number;
+  /** Partitions that left the restore because their apply failed; the others were restored. */
+  failed: Map<number, KafkaRuntimeError>;
 }
 
 /**
@@ -90,7 +105,8 @@ export async function restoreChangelog(req: RestoreRequest): Promise<RestoreSumm
     target.set(partition, end);
     total += end - first;
   }
-  if (target.size === 0) return { records: 0, millis: Date.now() - started, partitions: 0 };
+  if (target.size === 0) return { records: 0, millis: Date.now() - started, partitions: 0, failed: new Map() };
+  const plan = new RestorePlan(req, start, target);
 
   const reader =
     req.withoutGroup === false
@@ -101,13 +117,13 @@ export async function restoreChangelog(req: RestoreRequest): Promise<RestoreSumm
         });
   if (reader) {
     try {
-      const restored = await readDirectly(reader, req, start, target, Number(total));
-      return { records: restored, millis: Date.now() - started, partitions: target.size };
+      const restored = await readDirectly(reader, req, plan, Number(total));
+      return { records: restored, millis: Date.now() - started, partitions: target.size, failed: plan.failed };
     } finally {
       await reader.close();
     }
   }
-  return restoreInGroup(req, ends, start, target, total, started);
+  return restoreInGroup(req, ends, plan, total, started);
 }
 
 function restoreRecord(m: KafkaMessage): RestoreRecord {
@@ -121,23 +137,25 @@ const MAX_BYTES_PER_FETCH = 16 * 1024 * 1024;
 /**
  * The restore loop on a PartitionReader. The next fetch is sent before the records of the last
  * one are applied, so the broker reads and sends while SQLite writes. A failed fetch is retried
- * (after a metadata refresh) a few times; no progress for `stallMs` fails the restore.
+ * (after a metadata refresh) a few times; no progress for `stallMs` fails the restore. A
+ * partition whose offset the log no longer holds restarts at the log start (see RestorePlan).
  */
 async function readDirectly(
   reader: PartitionReader,
   req: RestoreRequest,
-  start: Map<number, bigint>,
-  target: Map<number, bigint>,
+  plan: RestorePlan<RestoreRecord>,
   total: number,
 ): Promise<number> {
-  const position = new Map(start);
-  const pending = () => new Map([...position].filter(([p, at]) => at < target.get(p)!));
   const deadline = Date.now() + (req.timeoutMs ?? 600_000);
   const stallMs = req.stallMs ?? 60_000;
   let lastProgress = Date.now();
   let restored = 0;
   let failures = 0;
-  let inflight: Promise<FetchedPart[]> | undefined = reader.fetch(pending());
+  const fetchPending = () => {
+    const left = plan.pending();
+    return left.size > 0 ? reader.fetch(left) : undefined;
+  };
+  let inflight: Promise<FetchedPart[]> | undefined = fetchPending();
   try {
     while (inflight) {
       let parts: FetchedPart[];
@@ -146,6 +164,11 @@ async function readDirectly(
         failures = 0;
       } catch (err) {
         inflight = undefined;
+        // Retrying the same offset would fail the same way: move on from the log start.
+        if (err instanceof OffsetOutOfRangeError && (await plan.restartOutOfRange(err).catch(() => 0)) > 0) {
+          inflight = fetchPending();
+          continue;
+        }
         if (++failures > 5 || Date.now() > deadline) {
           throw new KafkaRuntimeError(KafkaRuntimeErrorCodes.RESTORE_FAILED, `fetching ${req.topic} failed`, {
             retriable: true,
@@ -154,26 +177,24 @@ async function readDirectly(
         }
         await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** failures));
         await reader.refresh().catch(() => undefined);
-        inflight = reader.fetch(pending());
+        inflight = fetchPending();
         continue;
       }
       const work: Array<{ part: FetchedPart; next: bigint }> = [];
       for (const part of parts) {
-        const from = position.get(part.partition)!;
+        const from = plan.position.get(part.partition)!;
         // A partition with nothing in this response stays where it is, whatever its stable
         // offset says: a response that reached its byte limit leaves the partitions after the
         // limit empty, and their records are still to come.
         const next = part.next;
-        if (next <= from) continue;
-        position.set(part.partition, next);
+        if (next <= from || !plan.isLive(part.partition)) continue;
+        plan.position.set(part.partition, next);
         work.push({ part, next });
       }
-      const left = pending();
-      inflight = left.size > 0 ? reader.fetch(left) : undefined;
+      inflight = fetchPending();
       for (const { part, next } of work) {
         const records = part.messages.map(restoreRecord);
-        await req.apply(part.partition, records, next);
-        restored += records.length;
+        restored += await plan.apply(part.partition, records, next);
         req.onProgress?.(restored, total);
       }
       const now = Date.now();
@@ -200,11 +221,15 @@ async function readDirectly(
 async function restoreInGroup(
   req: RestoreRequest,
   ends: Map<number, bigint>,
-  start: Map<number, bigint>,
-  target: Map<number, bigint>,
+  plan: RestorePlan<RestoreRecord>,
   total: bigint,
   started: number,
 ): Promise<RestoreSummary> {
+  // kafkajs's consumer resets an out-of-range offset to the log start silently: check first.
+  await plan.restartOutOfRange();
+  const start = new Map(plan.position);
+  const target = plan.target;
+  const position = plan.position;
   const groupId = `${req.groupPrefix ?? 'restore'}-${randomBytes(6).toString('hex')}`;
   const consumer = req.kafka.consumer({
     groupId,
@@ -214,10 +239,9 @@ async function restoreInGroup(
     maxWaitTimeInMs: 50,
     allowAutoTopicCreation: false,
   });
-  const position = new Map(start);
   let restored = 0;
   let failure: unknown;
-  const finished = () => [...target].every(([p, end]) => (position.get(p) ?? 0n) >= end);
+  const finished = () => plan.pending().size === 0;
 
   // A restore consumer kafkajs gave up on, or one that hangs, would keep its task RESTORING
   // until the deadline: fail instead, retriably, so the task's recovery starts a new one.
@@ -244,19 +268,12 @@ async function restoreInGroup(
       autoCommit: false,
       eachBatch: async ({ batch }) => {
         const from = start.get(batch.partition);
-        if (from === undefined || failure) return;
+        if (from === undefined || failure || !plan.isLive(batch.partition)) return;
         // A fetch may start before our seek lands: never apply what precedes the checkpoint.
         const records = batch.messages.filter((m) => BigInt(m.offset) >= from).map(restoreRecord);
         const next = BigInt(batch.lastOffset()) + 1n;
         if (next <= (position.get(batch.partition) ?? 0n) && records.length === 0) return;
-        try {
-          await req.apply(batch.partition, records, next);
-        } catch (err) {
-          failure = err;
-          return;
-        }
-        restored += records.length;
-        position.set(batch.partition, next);
+        restored += await plan.apply(batch.partition, records, next);
         req.onProgress?.(restored, Number(total));
       },
     });
@@ -293,5 +310,5 @@ async function restoreInGroup(
       .catch(() => undefined)
       .finally(() => cleanup.disconnect().catch(() => undefined));
   }
-  return { records: restored, millis: Date.now() - started, partitions: target.size };
+  return { records: restored, millis: Date.now() - started, partitions: target.size, failed: plan.failed };
 }

@@ -6,6 +6,8 @@ import {
   initTaskProducer,
   ensureTopics,
   NotCoPartitionedError,
+  OffsetOutOfRangeError,
+  PartitionReader,
   restoreChangelog,
   tasksOf,
 } from '../src';
@@ -126,6 +128,114 @@ describe('kafka-runtime against a real broker', () => {
     for (const partition of [0, 1, 2]) {
       expect(seen.get(partition)).toEqual(Array.from({ length: 300 }, (_, i) => `k-${partition}-${i}`));
     }
+  });
+
+  /** A changelog of `partitions` partitions with `perPartition` records each (`k-<p>-<i>`), in several batches. */
+  async function changelogWith(partitions: number, perPartition: number, cleanupPolicy = 'compact'): Promise<string> {
+    const topic = uniqueName('changelog');
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      await admin.createTopics({
+        waitForLeaders: true,
+        topics: [
+          { topic, numPartitions: partitions, configEntries: [{ name: 'cleanup.policy', value: cleanupPolicy }] },
+        ],
+      });
+      await waitUntil(
+        () =>
+          admin.fetchTopicOffsets(topic).then(
+            () => true,
+            () => false,
+          ),
+        { timeoutMs: 30_000 },
+      );
+    } finally {
+      await admin.disconnect();
+    }
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    for (let from = 0; from < perPartition; from += 10) {
+      await producer.send({
+        topic,
+        messages: Array.from({ length: partitions }, (_, p) =>
+          Array.from({ length: Math.min(10, perPartition - from) }, (_, i) => ({
+            key: `k-${p}-${from + i}`,
+            value: 'x'.repeat(40),
+            partition: p,
+          })),
+        ).flat(),
+      });
+    }
+    await producer.disconnect();
+    return topic;
+  }
+
+  it('an apply that fails for one partition drops that partition only; one no longer wanted is not applied', async () => {
+    const changelog = await changelogWith(3, 60);
+    const seen = new Map<number, string[]>([0, 1, 2].map((p) => [p, []]));
+    const summary = await restoreChangelog({
+      kafka,
+      topic: changelog,
+      from: new Map([0, 1, 2].map((p) => [p, null])),
+      apply: (partition, records) => {
+        if (partition === 1) throw new Error('disk I/O error (injected)');
+        seen.get(partition)!.push(...records.map((r) => String(r.key)));
+      },
+      wanted: (partition) => partition !== 2 || seen.get(2)!.length === 0,
+      fetchBytes: { perPartition: 1_024, perFetch: 2_048 },
+    });
+    expect([...summary.failed.keys()]).toEqual([1]);
+    expect(summary.failed.get(1)?.code).toBe('RESTORE_FAILED');
+    expect(seen.get(0)).toEqual(Array.from({ length: 60 }, (_, i) => `k-0-${i}`));
+    expect(seen.get(2)!.length).toBeGreaterThan(0);
+    expect(seen.get(2)!.length).toBeLessThan(60); // left the restore after its first batch
+  });
+
+  it('a partition whose log start moved past its offset fails with a typed error, and restore restarts it there', async () => {
+    const changelog = await changelogWith(2, 50, 'compact,delete');
+    const admin = kafka.admin();
+    await admin.connect();
+    // kafkajs's deleteTopicRecords finds leaders in metadata it does not load itself.
+    await admin.fetchTopicMetadata({ topics: [changelog] });
+    await admin.deleteTopicRecords({ topic: changelog, partitions: [{ partition: 0, offset: '30' }] });
+    await admin.disconnect();
+
+    const reader = (await PartitionReader.open(kafka, changelog, { maxBytesPerPartition: 4_096, maxBytes: 8_192 }))!;
+    const err = await reader.fetch(new Map([[0, 10n]])).catch((e: unknown) => e);
+    await reader.close();
+    expect(err).toBeInstanceOf(OffsetOutOfRangeError);
+    expect(err).toMatchObject({ code: 'OFFSET_OUT_OF_RANGE', partition: 0, offset: 10n });
+
+    const seen = new Map<number, string[]>([0, 1].map((p) => [p, []]));
+    const moved: Array<[number, bigint, bigint]> = [];
+    const summary = await restoreChangelog({
+      kafka,
+      topic: changelog,
+      from: new Map([
+        [0, 10n],
+        [1, 5n],
+      ]),
+      apply: (partition, records) => void seen.get(partition)!.push(...records.map((r) => String(r.key))),
+      onOffsetOutOfRange: (partition, at, logStart) => void moved.push([partition, at, logStart]),
+    });
+    expect(moved).toEqual([[0, 10n, 30n]]);
+    expect(summary.failed.size).toBe(0);
+    expect(seen.get(0)).toEqual(Array.from({ length: 20 }, (_, i) => `k-0-${30 + i}`));
+    expect(seen.get(1)).toEqual(Array.from({ length: 45 }, (_, i) => `k-1-${5 + i}`));
+
+    // Without the callback the partition fails with the typed error; the other is restored.
+    const without = await restoreChangelog({
+      kafka,
+      topic: changelog,
+      from: new Map([
+        [0, 10n],
+        [1, null],
+      ]),
+      apply: () => undefined,
+    });
+    expect(without.failed.get(0)).toBeInstanceOf(OffsetOutOfRangeError);
+    expect(without.records).toBe(50);
   });
 
   it('gives partition p of every input topic to the same member', async () => {

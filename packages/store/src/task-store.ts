@@ -35,6 +35,12 @@ const SYNCED_AT = 'synced_at';
  */
 const INPUT_OFFSET = 'input_offset:';
 const INT64_MAX = 9223372036854775807n;
+/**
+ * Epoch ms when a rebuild from the changelog's start began; absent once a restore reached the
+ * end. An interrupted rebuild may resume from its checkpoint while this is younger than
+ * delete.retention.ms (a read from the start that ends within it sees every tombstone).
+ */
+const REBUILD_STARTED_AT = 'rebuild_started_at';
 
 export interface TaskStoreOptions {
   dir: string;
@@ -71,6 +77,9 @@ export class TaskStore {
     getInputs: Statement<[], [string, bigint]>;
     raiseInput: Statement<[string, bigint]>;
     clearInputs: Statement<[]>;
+    getRebuildStartedAt: Statement<[], number>;
+    setRebuildStartedAt: Statement<[number]>;
+    clearRebuildStartedAt: Statement<[]>;
   };
   private readonly commitTx: (
     changes: Iterable<StoreChange>,
@@ -78,7 +87,8 @@ export class TaskStore {
     syncedAt: number | undefined,
     inputs: ReadonlyMap<string, bigint> | undefined,
   ) => void;
-  private readonly wipeTx: () => void;
+  private readonly wipeTx: (rebuildStartedAt: number | undefined) => void;
+  private readonly markSyncedTx: (at: number) => void;
 
   private constructor(file: SqliteFile) {
     this.file = file;
@@ -107,7 +117,9 @@ export class TaskStore {
         `INSERT INTO meta (name, value) VALUES ('${CHECKPOINT}', ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
       ),
       clearRows: db.prepare('DELETE FROM entities'),
-      clearCheckpoint: db.prepare(`DELETE FROM meta WHERE name IN ('${CHECKPOINT}', '${SYNCED_AT}')`),
+      clearCheckpoint: db.prepare(
+        `DELETE FROM meta WHERE name IN ('${CHECKPOINT}', '${SYNCED_AT}', '${REBUILD_STARTED_AT}')`,
+      ),
       getSyncedAt: db.prepare<[], number>(`SELECT value FROM meta WHERE name = '${SYNCED_AT}'`).pluck(),
       setSyncedAt: db.prepare(
         `INSERT INTO meta (name, value) VALUES ('${SYNCED_AT}', ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
@@ -120,6 +132,13 @@ export class TaskStore {
         `INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value)`,
       ),
       clearInputs: db.prepare(`DELETE FROM meta WHERE name GLOB '${INPUT_OFFSET}*'`),
+      getRebuildStartedAt: db
+        .prepare<[], number>(`SELECT value FROM meta WHERE name = '${REBUILD_STARTED_AT}'`)
+        .pluck(),
+      setRebuildStartedAt: db.prepare(
+        `INSERT INTO meta (name, value) VALUES ('${REBUILD_STARTED_AT}', ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
+      ),
+      clearRebuildStartedAt: db.prepare(`DELETE FROM meta WHERE name = '${REBUILD_STARTED_AT}'`),
     };
     this.commitTx = db.transaction(
       (
@@ -152,10 +171,15 @@ export class TaskStore {
         for (const [topic, next] of inputs ?? []) this.stmt.raiseInput.run(`${INPUT_OFFSET}${topic}`, next);
       },
     );
-    this.wipeTx = db.transaction(() => {
+    this.wipeTx = db.transaction((rebuildStartedAt: number | undefined) => {
       this.stmt.clearRows.run();
       this.stmt.clearCheckpoint.run();
       this.stmt.clearInputs.run();
+      if (rebuildStartedAt !== undefined) this.stmt.setRebuildStartedAt.run(rebuildStartedAt);
+    });
+    this.markSyncedTx = db.transaction((at: number) => {
+      this.stmt.setSyncedAt.run(at);
+      this.stmt.clearRebuildStartedAt.run();
     });
   }
 
@@ -212,6 +236,12 @@ export class TaskStore {
     return typeof value === 'number' ? value : null;
   }
 
+  /** When the rebuild in progress began (epoch ms; see wipe), or null when no rebuild is unfinished. */
+  rebuildStartedAt(): number | null {
+    const value = this.file.run('rebuildStartedAt', () => this.stmt.getRebuildStartedAt.get());
+    return typeof value === 'number' ? value : null;
+  }
+
   /**
    * Input topic -> the next offset the rows already reflect (see commit's `inputs`); empty
    * when never recorded, and after a wipe or a rebuild (they go with the rows).
@@ -244,11 +274,11 @@ export class TaskStore {
     this.file.run('commit', () => this.commitTx(changes, next, syncedAt, inputs));
   }
 
-  /** Records that the rows match the changelog's end as of `at` (a restore reached it). */
+  /** Records that the rows match the changelog's end as of `at` (a restore reached it): a rebuild is over. */
   markSynced(at: number): void {
     if (!Number.isSafeInteger(at))
       throw new StoreInvalidArgumentError(`at must be an integer epoch ms, got ${String(at)}`);
-    this.file.run('markSynced', () => this.stmt.setSyncedAt.run(at));
+    this.file.run('markSynced', () => this.markSyncedTx(at));
   }
 
   count(): number {
@@ -270,9 +300,18 @@ export class TaskStore {
     return rows.map((row) => [row[0], decodeEntity(row)]);
   }
 
-  /** Drop every row, the checkpoint, the sync stamp and the input positions (e.g. a recreated changelog). */
-  wipe(): void {
-    this.file.run('wipe', () => this.wipeTx());
+  /**
+   * Drop every row, the checkpoint, the input positions and the sync and rebuild stamps, e.g. when the checkpoint is
+   * ahead of a recreated changelog. With `rebuildStartedAt`, a rebuild from the changelog's
+   * start begins at that instant (recorded in the same transaction; see rebuildStartedAt()).
+   */
+  wipe(rebuildStartedAt?: number): void {
+    if (rebuildStartedAt !== undefined && !Number.isSafeInteger(rebuildStartedAt)) {
+      throw new StoreInvalidArgumentError(
+        `rebuildStartedAt must be an integer epoch ms, got ${String(rebuildStartedAt)}`,
+      );
+    }
+    this.file.run('wipe', () => this.wipeTx(rebuildStartedAt));
   }
 
   /** Checkpoint the WAL into the file (TRUNCATE) and close. Idempotent. */

@@ -292,6 +292,27 @@ describe('TaskStore', () => {
     expect(store.syncedAt()).toBeNull();
   });
 
+  it('a rebuild records its start with the wipe, keeps it across batches and reopen, and ends when synced', () => {
+    const store = open(4);
+    store.commit([['stale', entity(1)]], '9', 1_700_000_000_000);
+    store.wipe(1_700_000_001_000);
+    expect([store.count(), store.checkpoint(), store.syncedAt(), store.rebuildStartedAt()]).toEqual([
+      0,
+      null,
+      null,
+      1_700_000_001_000,
+    ]);
+    store.commit([['a', entity(1)]], '4'); // a restore batch
+    store.close();
+    const reopened = tmp.track(TaskStore.open({ dir: tmp.path, task: 4 }));
+    expect([reopened.checkpoint(), reopened.rebuildStartedAt()]).toEqual(['4', 1_700_000_001_000]);
+    reopened.markSynced(1_700_000_002_000);
+    expect([reopened.syncedAt(), reopened.rebuildStartedAt()]).toEqual([1_700_000_002_000, null]);
+    expect(() => reopened.wipe(1.5)).toThrow(StoreInvalidArgumentError);
+    reopened.wipe();
+    expect(reopened.rebuildStartedAt()).toBeNull();
+  });
+
   it('remove deletes a closed task store with its WAL, so a later open starts empty', () => {
     const store = open(3);
     store.commit([['a', entity(1)]], '1', Date.now());

@@ -19,6 +19,7 @@ const DAY = 86_400_000;
 
 interface Harness {
   lifecycle: TaskLifecycle;
+  metrics: ReturnType<typeof createProcessorMetrics>;
   calls: string[];
   dir: string;
   ownership: { value: TaskOwnership };
@@ -30,10 +31,15 @@ interface Harness {
   offsets: number[];
   /** Per sendBatch: the input-positions header of each changelog record. */
   headers: string[][];
-  /** What the fake restore applies, per task. */
+  /** What the fake restore applies, per task (unless restoreWith replaces it). */
   restoreBatches: Array<{ task: number; records: ChangelogRecord[]; next: bigint }>;
-  metrics: ReturnType<typeof createProcessorMetrics>;
+  /** A port call that throws while this returns true for the task (pause, seek). */
+  faults: { pause?: (task: number) => boolean; seek?: (task: number) => boolean };
+  /** Replaces the fake restore. */
+  restoreWith: { value?: RestorePort };
 }
+
+type RestorePort = LifecyclePorts['restore'];
 
 function fakeProducer(
   task: number,
@@ -79,6 +85,8 @@ function harness(): Harness {
     headers: [] as string[][],
     restoreBatches: [] as Harness['restoreBatches'],
     metrics: createProcessorMetrics(),
+    faults: {} as Harness['faults'],
+    restoreWith: {} as Harness['restoreWith'],
     ends: new Map<number, bigint>([
       [0, 0n],
       [1, 0n],
@@ -98,12 +106,13 @@ function harness(): Harness {
       h.calls.push('changelog-end');
       return h.ends;
     },
-    restore: async ({ from, apply }) => {
+    restore: async (request) => {
       h.calls.push('restore');
-      h.restoreFrom.push(new Map(from));
-      const batches = h.restoreBatches.filter((b) => from.has(b.task));
-      for (const { task, records, next } of batches) apply(task, records, next);
-      return { records: batches.reduce((n, b) => n + b.records.length, 0) };
+      h.restoreFrom.push(new Map(request.from));
+      if (h.restoreWith.value) return h.restoreWith.value(request);
+      const batches = h.restoreBatches.filter((b) => request.from.has(b.task));
+      for (const { task, records, next } of batches) request.apply(task, records, next);
+      return { records: batches.reduce((n, b) => n + b.records.length, 0), failed: new Map() };
     },
     committedOffsets: async () => {
       h.calls.push('committed-offsets');
@@ -128,10 +137,17 @@ function harness(): Harness {
       h.calls.push(`ownership ${task}`);
       return h.ownership.value;
     },
-    pause: (task) => h.calls.push(`pause ${task}`),
+    pause: (task) => {
+      if (h.faults.pause?.(task)) throw new Error(`pause ${task} failed (injected)`);
+      h.calls.push(`pause ${task}`);
+    },
     resume: (task) => h.calls.push(`resume ${task}`),
-    seek: (topic, task, offset) => h.calls.push(`seek ${topic} ${task} ${offset}`),
+    seek: (topic, task, offset) => {
+      if (h.faults.seek?.(task)) throw new Error(`seek ${task} failed (injected)`);
+      h.calls.push(`seek ${topic} ${task} ${offset}`);
+    },
   };
+  const metrics = h.metrics;
   const lifecycle = new TaskLifecycle({
     ports,
     deleteRetentionMs: DAY,
@@ -143,14 +159,21 @@ function harness(): Harness {
       topics: { events: EVENTS, commands: COMMANDS, results: 'results', deadLetter: 'dlq', changelog: 'changelog' },
       groupId: 'group',
       logger: pino({ level: 'silent' }),
-      metrics: h.metrics,
+      metrics,
       commitIntervalMs: 1,
       commitMaxRecords: 1000,
       maxUncommittedRecords: 5000,
     },
   });
-  return { ...h, lifecycle };
+  return { ...h, lifecycle, metrics };
 }
+
+async function failuresOf(h: Harness, kind: string): Promise<number> {
+  return (await h.metrics.taskFailures.get()).values.find((v) => v.labels.kind === kind)?.value ?? 0;
+}
+
+const account = (version: number) => ({ version, value: { status: 'active' }, seen: '' });
+const record = (key: string) => ({ key: Buffer.from(key), value: Buffer.from(JSON.stringify(account(1))) });
 
 async function until(check: () => boolean, what: string): Promise<void> {
   for (let i = 0; i < 500; i++) {
@@ -414,5 +437,115 @@ describe('task lifecycle', () => {
       expect(task.store!.checkpoint()).toBe('102');
       expect(await stale()).toEqual([]);
     });
+  });
+
+  it('an interrupted rebuild younger than delete.retention.ms resumes from its checkpoint', async () => {
+    const store = TaskStore.open({ dir: h.dir, task: 0 });
+    store.wipe(Date.now() - 60_000); // a rebuild began a minute ago…
+    store.commit([['early', account(1)]], '20'); // …and applied records up to 20 before it stopped
+    store.close();
+    h.ends.set(0, 40n);
+    h.lifecycle.onAssignment('member-a', [0]);
+    await until(() => h.lifecycle.stateOf(0) === 'RUNNING', 'task 0 to run');
+    expect(h.restoreFrom[0]!.get(0)).toBe(20n);
+    expect(h.lifecycle.read('early')?.entity.version).toBe(1);
+  });
+
+  it('an interrupted rebuild older than delete.retention.ms starts again from scratch', async () => {
+    const store = TaskStore.open({ dir: h.dir, task: 0 });
+    store.wipe(Date.now() - 2 * DAY);
+    store.commit([['early', account(1)]], '20');
+    store.close();
+    h.ends.set(0, 40n);
+    h.lifecycle.onAssignment('member-a', [0]);
+    await until(() => h.lifecycle.stateOf(0) === 'RUNNING', 'task 0 to run');
+    expect(h.restoreFrom[0]!.get(0)).toBeNull();
+    expect(h.lifecycle.read('early')).toBeUndefined();
+  });
+
+  it('a rebuild that fails after some batches continues from its checkpoint on the retry, not from 0', async () => {
+    h.ends.set(0, 40n);
+    let attempts = 0;
+    h.restoreWith.value = async ({ apply }) => {
+      if (attempts++ === 0) {
+        apply(0, [record('a'), record('b')], 10n);
+        throw new Error('fetching the changelog failed (injected)');
+      }
+      apply(0, [record('c')], 40n);
+      return { records: 1, failed: new Map() };
+    };
+    h.lifecycle.onAssignment('member-a', [0]);
+    await until(() => h.lifecycle.stateOf(0) === 'RUNNING', 'task 0 to run');
+    expect(h.restoreFrom.map((f) => f.get(0))).toEqual([null, 10n]);
+    expect(['a', 'b', 'c'].map((k) => h.lifecycle.read(k)?.entity.version)).toEqual([1, 1, 1]);
+  });
+
+  it("one task's store failing mid-restore fails that task only; the other runs without a second restore", async () => {
+    h.ends.set(0, 40n);
+    h.ends.set(1, 40n);
+    let attempts = 0;
+    h.restoreWith.value = async ({ from, apply }) => {
+      // As the restorer does: an apply that throws drops its partition, the others go on.
+      const failed = new Map<number, unknown>();
+      for (const id of from.keys()) {
+        try {
+          if (id === 1 && attempts++ === 0) throw new Error('disk I/O error (injected)');
+          apply(id, [record(`k${id}`)], 40n);
+        } catch (err) {
+          failed.set(id, err);
+        }
+      }
+      return { records: 2 - failed.size, failed };
+    };
+    h.lifecycle.onAssignment('member-a', [0, 1]);
+    await until(() => h.lifecycle.allRunning && h.restoreFrom.length === 2, 'both tasks to run');
+    expect(h.restoreFrom.map((f) => [...f.keys()])).toEqual([[0, 1], [1]]);
+    expect(h.calls.filter((c) => c.startsWith('init-producer'))).toEqual([
+      'init-producer 0',
+      'init-producer 1',
+      'init-producer 1',
+    ]);
+    expect(await failuresOf(h, 'store')).toBe(1);
+  });
+
+  it('a task revoked mid-restore leaves the restore; the other task reaches RUNNING', async () => {
+    h.ends.set(0, 40n);
+    h.ends.set(1, 40n);
+    const wantedAfterRevoke: boolean[] = [];
+    h.restoreWith.value = async ({ apply, wanted }) => {
+      apply(0, [record('k0')], 20n);
+      h.lifecycle.onAssignment('member-a', [1]); // task 0 moves away mid-restore
+      wantedAfterRevoke.push(wanted(0), wanted(1));
+      apply(1, [record('k1')], 40n);
+      return { records: 2, failed: new Map() };
+    };
+    h.lifecycle.onAssignment('member-a', [0, 1]);
+    await until(() => h.lifecycle.stateOf(1) === 'RUNNING' && h.calls.includes('remove-store 0'), 'task 1 to run');
+    expect(wantedAfterRevoke).toEqual([false, true]);
+    expect(h.lifecycle.stateOf(0)).toBeUndefined();
+    expect(h.calls.filter((c) => c === 'restore')).toHaveLength(1);
+    expect(await failuresOf(h, 'store')).toBe(0);
+  });
+
+  it('a pause that throws on assignment (inside the GROUP_JOIN listener) fails the task, which recovers', async () => {
+    let left = 1;
+    h.faults.pause = (task) => task === 1 && left-- > 0;
+    expect(() => h.lifecycle.onAssignment('member-a', [0, 1])).not.toThrow();
+    await until(() => h.lifecycle.allRunning, 'both tasks to run');
+    expect(await failuresOf(h, 'restore')).toBe(1);
+    expect(h.calls.filter((c) => c === 'init-producer 1')).toHaveLength(1);
+  });
+
+  it('a seek that throws when a new generation re-seeks a RUNNING task fails it, and it re-enters', async () => {
+    h.lifecycle.onAssignment('member-a', [0]);
+    await until(() => h.lifecycle.stateOf(0) === 'RUNNING', 'task 0 to run');
+    let left = 1;
+    h.faults.seek = () => left-- > 0;
+    expect(() => h.lifecycle.onAssignment('member-a2', [0])).not.toThrow();
+    await until(
+      () => h.lifecycle.stateOf(0) === 'RUNNING' && h.calls.filter((c) => c === 'init-producer 0').length === 2,
+      're-entry',
+    );
+    expect(await failuresOf(h, 'restore')).toBe(1);
   });
 });

@@ -34,13 +34,15 @@ export function kafkaPorts(o: KafkaPortsOptions): LifecyclePorts {
     openStore: (task) => (o.openStore ? o.openStore(o.stateDir, task) : TaskStore.open({ dir: o.stateDir, task })),
     removeStore: (task) => TaskStore.remove({ dir: o.stateDir, task }),
     changelogEnds: () => endOffsets(o.admin, o.changelogTopic),
-    restore: ({ from, ends, apply }) =>
+    restore: ({ from, ends, apply, wanted, onOffsetOutOfRange }) =>
       restoreChangelog({
         kafka: o.kafka,
         topic: o.changelogTopic,
         from,
         ends,
         apply,
+        wanted,
+        onOffsetOutOfRange,
         groupPrefix: `${o.appId}-restore`,
       }),
     committedOffsets: () => committedOffsets(o.admin, o.groupId, [...o.inputTopics]),

@@ -24,7 +24,11 @@ export interface LifecyclePorts {
     from: Map<number, bigint | null>;
     ends: Map<number, bigint>;
     apply: (task: number, records: ChangelogRecord[], next: bigint) => void;
-  }): Promise<{ records: number }>;
+    /** False once the task left the restore (revoked or failed): nothing more is applied for it. */
+    wanted: (task: number) => boolean;
+    /** The changelog no longer holds offset `at` of the task: the restore goes on from `logStart` after this. */
+    onOffsetOutOfRange: (task: number, at: bigint, logStart: bigint) => void;
+  }): Promise<{ records: number; failed: Map<number, unknown> }>;
   /** Input topic -> task -> the group's committed offset (earliest when none). */
   committedOffsets(): Promise<Map<string, Map<number, string>>>;
   ownership(memberId: string, task: number): Promise<TaskOwnership>;
@@ -98,24 +102,34 @@ export class TaskLifecycle {
     }
     const entering: Task[] = [];
     for (const id of this.owned) {
-      const task = this.tasks.get(id);
-      if (!task) {
-        const created = this.create(id);
-        this.options.ports.pause(id);
-        entering.push(created);
-      } else if (task.state === 'RUNNING') {
-        // kafkajs starts a new generation at the committed offsets; this task has folded past them.
-        for (const [topic, offset] of task.positions()) this.options.ports.seek(topic, id, offset.toString());
-        // A replacement consumer knows nothing of the old one's pauses.
-        if (task.throttled) this.options.ports.pause(id);
-      } else {
-        this.options.ports.pause(id); // same reason: not RUNNING means paused
-        if (task.state === 'FAILED') entering.push(task); // ours in this generation: no need to ask the coordinator
+      const task = this.tasks.get(id) ?? this.create(id);
+      try {
+        if (task.state === 'CREATED') {
+          entering.push(task);
+          this.options.ports.pause(id);
+        } else if (task.state === 'RUNNING') {
+          // kafkajs starts a new generation at the committed offsets; this task has folded past them.
+          for (const [topic, offset] of task.positions()) this.options.ports.seek(topic, id, offset.toString());
+          // A replacement consumer knows nothing of the old one's pauses.
+          if (task.throttled) this.options.ports.pause(id);
+        } else {
+          if (task.state === 'FAILED') entering.push(task); // ours in this generation: no need to ask the coordinator
+          this.options.ports.pause(id); // same reason: not RUNNING means paused
+        }
+        // RESTORING: its own seek, after restore, lands in this generation.
+      } catch (err) {
+        // This runs in kafkajs's GROUP_JOIN listener, which swallows a throw: the task would
+        // never leave CREATED. Failed, it is re-entered by the normal recovery.
+        const failure = new TaskFailure('restore', `task ${id}: pausing or seeking it on assignment failed`, err);
+        if (task.state === 'CREATED') {
+          entering.splice(entering.indexOf(task), 1);
+          task.transition('RESTORING'); // CREATED cannot fail directly
+        }
+        if (task.state !== 'FAILED') this.fail(task, failure);
       }
-      // RESTORING: its own seek, after restore, lands in this generation.
     }
     this.options.task.metrics.tasksOwned.set(this.assigned.size);
-    if (entering.length > 0) void this.enter(entering);
+    if (entering.length > 0) void this.enterGuarded(entering);
   }
 
   /** Reads one entity from whichever owned task holds it (committed state only). */
@@ -187,8 +201,24 @@ export class TaskLifecycle {
     );
     metrics.taskFailures.inc({ kind: failure.kind });
     task.fail(failure.kind);
-    this.options.ports.pause(task.id);
+    try {
+      this.options.ports.pause(task.id);
+    } catch (err) {
+      // A FAILED task folds nothing (its batches are dropped unresolved); recovery pauses it again.
+      logger.warn({ err, task: task.id }, 'pausing a failed task failed');
+    }
     this.scheduleRecovery(task);
+  }
+
+  /** enter() for tasks of a listener or timer: a throw there fails the tasks it left half-way. */
+  private enterGuarded(tasks: Task[]): Promise<void> {
+    return this.enter(tasks).catch((err: unknown) => {
+      for (const task of tasks) {
+        if (task.state === 'RESTORING' && this.tasks.get(task.id) === task) {
+          this.fail(task, asTaskFailure(err, 'restore', `task ${task.id}: entering it failed`));
+        }
+      }
+    });
   }
 
   /**
@@ -208,7 +238,7 @@ export class TaskLifecycle {
         const ownership = await this.options.ports.ownership(this.memberId, task.id).catch(() => 'unknown' as const);
         if (task.state !== 'FAILED' || task.incarnation !== incarnation) return;
         if (ownership === 'owner') {
-          await this.enter([task]);
+          await this.enterGuarded([task]);
         } else {
           this.options.task.logger.info({ task: task.id, ownership }, 'failed task is not ours right now; waiting');
           task.failures++;
@@ -229,8 +259,12 @@ export class TaskLifecycle {
       ports.pause(task.id);
       return { task, incarnation: task.incarnation };
     });
+    // Revoked tasks leave `tasks` at once (they close later): they are not live either.
     const live = () =>
-      tickets.filter(({ task, incarnation }) => task.incarnation === incarnation && task.state === 'RESTORING');
+      tickets.filter(
+        ({ task, incarnation }) =>
+          task.incarnation === incarnation && task.state === 'RESTORING' && this.tasks.get(task.id) === task,
+      );
     const failAll = (err: unknown, kind: 'restore' | 'store', what: string) => {
       for (const { task } of live()) this.fail(task, asTaskFailure(err, kind, `task ${task.id}: ${what}`));
     };
@@ -258,7 +292,8 @@ export class TaskLifecycle {
       return failAll(err, 'restore', 'reading the changelog end failed');
     }
 
-    // 3. Restore each store from its checkpoint (or from scratch) to that end.
+    // 3. Restore each store from its checkpoint (or from scratch) to that end. A task that fails
+    // or is revoked meanwhile leaves the restore alone; the others go on.
     const started = Date.now();
     const from = new Map<number, bigint | null>();
     const stores = new Map<number, TaskStore>();
@@ -281,9 +316,10 @@ export class TaskLifecycle {
     }
     if (live().length === 0) return;
     let restored: number;
+    let failed: Map<number, unknown>;
     try {
       metrics.restoringTasks.inc(from.size);
-      ({ records: restored } = await ports.restore({
+      ({ records: restored, failed } = await ports.restore({
         from,
         ends,
         // The records' bytes go to SQLite as they are: nothing is decoded or encoded here.
@@ -296,14 +332,24 @@ export class TaskLifecycle {
           );
           metrics.restoredRecords.inc(records.length);
         },
+        wanted: (id) => live().some(({ task }) => task.id === id),
+        onOffsetOutOfRange: (id, at, logStart) => this.restartAtLogStart(id, stores.get(id)!, at, logStart),
       }));
-      const now = Date.now();
-      for (const { task } of live()) task.store!.markSynced(now);
     } catch (err) {
       return failAll(err, 'store', 'restoring its store failed');
     } finally {
       metrics.restoringTasks.dec(from.size);
     }
+    const now = Date.now();
+    for (const { task } of live()) {
+      try {
+        if (failed.has(task.id)) throw failed.get(task.id);
+        task.store!.markSynced(now);
+      } catch (err) {
+        this.fail(task, asTaskFailure(err, 'store', `task ${task.id}: restoring its store failed`));
+      }
+    }
+    if (live().length === 0) return;
 
     // 4. Committed offsets of both inputs, read after fencing: they match the restored changelog.
     let committed: Map<string, Map<number, string>>;
@@ -370,15 +416,36 @@ export class TaskLifecycle {
    */
   private restoreFrom(id: number, store: TaskStore, end: bigint, deleteRetentionMs: number): bigint | null {
     const { logger } = this.options.task;
+    const now = Date.now();
     const raw = store.checkpoint();
-    if (raw === null) return null;
+    if (raw === null) {
+      store.wipe(now); // a rebuild begins: its start is recorded (see the resume below)
+      return null;
+    }
     const checkpoint = BigInt(raw);
     if (checkpoint > end) {
       logger.warn(
         { task: id, checkpoint: raw, end: String(end) },
         'store checkpoint is past the changelog end; rebuilding the store',
       );
-      store.wipe();
+      store.wipe(now);
+      return null;
+    }
+    const rebuilding = store.rebuildStartedAt();
+    if (rebuilding !== null) {
+      // An interrupted rebuild: a read from the start that ends within delete.retention.ms of
+      // its beginning sees every tombstone, so a young one goes on from its checkpoint.
+      const age = now - rebuilding;
+      const fields = { task: id, checkpoint: raw, end: String(end), rebuildStartedAgoMs: age, deleteRetentionMs };
+      if (age < deleteRetentionMs) {
+        logger.info(fields, 'resuming an interrupted rebuild of the store from its checkpoint');
+        return checkpoint;
+      }
+      logger.warn(
+        fields,
+        'an interrupted rebuild began longer ago than delete.retention.ms; rebuilding from the start',
+      );
+      store.wipe(now);
       return null;
     }
     // Only the commit marker of the store's own last transaction can follow its checkpoint
@@ -397,10 +464,27 @@ export class TaskLifecycle {
         },
         'store last matched the changelog longer ago than delete.retention.ms; rebuilding it so no compacted tombstone is missed',
       );
-      store.wipe();
+      store.wipe(now);
       return null;
     }
     return checkpoint;
+  }
+
+  /**
+   * The changelog's start moved past where the restore of task `id` stood (OFFSET_OUT_OF_RANGE).
+   * A store holding rows is wiped: the records removed from the gap may have held tombstones.
+   */
+  private restartAtLogStart(id: number, store: TaskStore, at: bigint, logStart: bigint): void {
+    const fields = { task: id, at: String(at), logStart: String(logStart) };
+    if (store.checkpoint() === null) {
+      this.options.task.logger.info(fields, 'the changelog starts past offset 0; rebuilding the store from its start');
+      return;
+    }
+    this.options.task.logger.warn(
+      fields,
+      'the changelog no longer holds the store checkpoint (its start moved past it); wiping the store and rebuilding it from the log start',
+    );
+    store.wipe(Date.now());
   }
 }
 
