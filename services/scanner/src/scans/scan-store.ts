@@ -86,7 +86,12 @@ export class ScanStore {
   private readonly stmt;
   private readonly recordTx: (results: readonly CommandResult[]) => CommandResult[];
   private readonly beginChunkTx: (id: string, extent: ChunkExtent, commands: readonly PlannedCommand[]) => string[];
-  private readonly commitChunkTx: (id: string, progress: ChunkProgress, unsent: readonly string[]) => void;
+  private readonly commitChunkTx: (
+    id: string,
+    progress: ChunkProgress,
+    unsent: readonly string[],
+    withdrawn: number,
+  ) => void;
 
   constructor(file: SqliteFile) {
     const db = file.db;
@@ -114,7 +119,7 @@ export class ScanStore {
       setInflight: db.prepare('UPDATE scans SET inflight = ? WHERE id = ?'),
       commit: db.prepare(
         `UPDATE scans SET cursor = ?, scanned = scanned + ?, matched = matched + ?,
-           walk_ms = walk_ms + ?, inflight = NULL WHERE id = ?`,
+           walk_ms = walk_ms + ?, emitted = emitted - ?, inflight = NULL WHERE id = ?`,
       ),
       // One statement: the count and the batch's `sent` mark move together.
       markSent: db.prepare('UPDATE scans SET emitted = emitted + ?, inflight = ? WHERE id = ?'),
@@ -134,9 +139,9 @@ export class ScanStore {
       this.stmt.setInflight.run(JSON.stringify(inflight), id);
       return fresh;
     });
-    this.commitChunkTx = db.transaction((id, p, unsent) => {
+    this.commitChunkTx = db.transaction((id, p, unsent, withdrawn) => {
       this.commands.forget(id, unsent);
-      this.stmt.commit.run(p.cursor, p.walked, p.matched, Math.round(p.walkMs), id);
+      this.stmt.commit.run(p.cursor, p.walked, p.matched, Math.round(p.walkMs), withdrawn, id);
     });
     this.recordTx = db.transaction((results) => {
       const perScan = new Map<string, Map<string, number>>();
@@ -236,11 +241,12 @@ export class ScanStore {
 
   /**
    * The batch was sent: move the cursor and add its walk counts, in one transaction. `unsent` are
-   * the keys whose commands a cancel kept from ever being handed to the producer: they are
-   * forgotten, so not waited for. (Commands counted by markSent are kept: they may have arrived.)
+   * the keys whose commands a cancel kept from ever being handed to the producer, or the broker
+   * refused: they are forgotten, so not waited for; `withdrawn` of them were counted by markSent
+   * and are taken off `emitted`. (Others counted by markSent are kept: they may have arrived.)
    */
-  commitChunk(id: string, progress: ChunkProgress, unsent: readonly string[] = []): void {
-    this.commitChunkTx(id, progress, unsent);
+  commitChunk(id: string, progress: ChunkProgress, unsent: readonly string[] = [], withdrawn = 0): void {
+    this.commitChunkTx(id, progress, unsent, withdrawn);
   }
 
   /**

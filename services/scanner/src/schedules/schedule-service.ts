@@ -3,6 +3,7 @@ import { validateAction, validateCondition } from '@state-relay/rules';
 import { parseSchedule, planRuns, ScheduleValidationError, type Schedule } from '@state-relay/schedule';
 import { InvalidRequestError, ScanNotFoundError, ScheduleNotFoundError, type FieldIssue } from '../errors';
 import type { ScanStatus } from '../scans/scan';
+import { commandFitIssues } from '../scans/scan-plan';
 import type { ScanService } from '../scans/scan-service';
 import type { ScheduleRecord, ScheduleStore, ScheduleTemplate } from './schedule-store';
 import type { ScanView } from '../scans/scan-view';
@@ -85,6 +86,7 @@ export class StoreScheduleService implements ScheduleService {
       ...validateCondition(condition, '/body/template/condition'),
       ...validateAction(action, '/body/template/action', this.deps.knownDomainActions),
     ];
+    if (issues.length === 0) issues.push(...commandFitIssues(condition, action, options ?? {}, '/body/template'));
     const spec = { interval: request.interval, cron: request.cron, timeZone: request.timeZone };
     try {
       parseSchedule(spec, { minIntervalMs: this.deps.minIntervalMs });
