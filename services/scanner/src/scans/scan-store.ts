@@ -101,6 +101,7 @@ export class ScanStore {
       get: db.prepare<[string], ScanRow>('SELECT * FROM scans WHERE id = ?'),
       list: db.prepare<[number, number], ScanRow>('SELECT * FROM scans ORDER BY seq DESC LIMIT ? OFFSET ?'),
       count: db.prepare<[], number>('SELECT count(*) FROM scans').pluck(),
+      countActive: db.prepare<[], number>(`SELECT count(*) FROM scans WHERE status IN ('pending', 'running')`).pluck(),
       byStatus: db.prepare<[], { status: ScanStatus; n: number }>(
         'SELECT status, count(*) AS n FROM scans GROUP BY status',
       ),
@@ -128,6 +129,20 @@ export class ScanStore {
         `INSERT INTO scan_outcomes (scan_id, outcome, n) VALUES (?, ?, ?)
          ON CONFLICT (scan_id, outcome) DO UPDATE SET n = n + excluded.n`,
       ),
+      // Finished scans whose rows retention drops: finished before the cutoff, or older than the
+      // newest `keep` finished ones; only those that still have rows.
+      prunable: db
+        .prepare<[number, number], string>(
+          `SELECT id FROM scans s
+           WHERE status IN ('completed', 'cancelled', 'failed')
+             AND (finished_at < ? OR seq NOT IN (
+               SELECT seq FROM scans WHERE status IN ('completed', 'cancelled', 'failed')
+               ORDER BY finished_at DESC, seq DESC LIMIT ?))
+             AND (EXISTS (SELECT 1 FROM scan_commands c WHERE c.scan_id = s.id)
+               OR EXISTS (SELECT 1 FROM results r WHERE r.scan_id = s.id))
+           ORDER BY seq`,
+        )
+        .pluck(),
       outcomes: db.prepare<[string], { outcome: string; n: number }>(
         'SELECT outcome, n FROM scan_outcomes WHERE scan_id = ?',
       ),
@@ -180,6 +195,11 @@ export class ScanStore {
 
   count(): number {
     return this.stmt.count.get() ?? 0;
+  }
+
+  /** Scans pending or running: the queue MAX_ACTIVE_SCANS bounds. */
+  countActive(): number {
+    return this.stmt.countActive.get() ?? 0;
   }
 
   countByStatus(): Map<ScanStatus, number> {
@@ -257,6 +277,14 @@ export class ScanStore {
   recordResults(results: readonly CommandResult[]): CommandResult[] {
     if (results.length === 0) return [];
     return this.recordTx(results);
+  }
+
+  /**
+   * Finished scans whose per-command rows are past retention: finished before `finishedBefore`,
+   * or not among the newest `keepNewest` finished scans. Pending and running scans never are.
+   */
+  prunableScans(finishedBefore: number, keepNewest: number): string[] {
+    return this.stmt.prunable.all(finishedBefore, keepNewest);
   }
 
   /** Results by outcome, from the counters kept with the result rows. */
