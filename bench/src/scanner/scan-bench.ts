@@ -5,7 +5,7 @@ import { encodeStoredEntity } from '@state-relay/contracts';
 // runtime for the broker, which the root script starts:
 //   pnpm bench:scanner --rows 1000000
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
@@ -24,6 +24,8 @@ import {
   openScansDatabase,
   ScanEngine,
 } from '@state-relay/scanner';
+import { table } from './markdown';
+import { diskSection, measureScansDisk, type DiskResult } from './scans-disk';
 
 const DAY = 86_400_000;
 const AS_OF = Date.UTC(2026, 10, 1);
@@ -33,6 +35,8 @@ const TOPIC = 'bench-commands';
 const TOKEN = 'bench-token-0123456789abcdef';
 
 interface Args {
+  /** `disk`: only the scans.sqlite disk-use figure (no broker). */
+  part?: 'disk';
   rows: number;
   runs: number;
   chunkSize: number;
@@ -55,9 +59,10 @@ function parseArgs(argv: string[]): Args {
     else if (flag === '--runs' && positive(value)) args.runs = positive(value)!;
     else if (flag === '--chunk-size' && positive(value)) args.chunkSize = positive(value)!;
     else if (flag === '--out' && value) args.out = resolve(value);
+    else if (flag === '--part' && value === 'disk') args.part = value;
     else
       throw new Error(
-        `usage: scan-bench [--rows N] [--runs N] [--chunk-size N] [--out DIR]; got ${flag} ${value ?? ''}`,
+        `usage: scan-bench [--part disk] [--rows N] [--runs N] [--chunk-size N] [--out DIR]; got ${flag} ${value ?? ''}`,
       );
   }
   return args;
@@ -140,6 +145,7 @@ async function probe(url: string, path: string, done: (body: unknown, elapsedMs:
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
+  if (args.part === 'disk') return writeDisk(args.out, await measureScansDisk(5));
   const dir = mkdtempSync(join(tmpdir(), 'scanner-bench-'));
   const broker = await startKafka();
   const logger = pino({ level: 'warn' });
@@ -292,16 +298,20 @@ ${table([
 ])}
 
 Reproduce: \`pnpm bench:scanner --rows ${r.rows} --runs ${r.runs.length}\`
-`;
+${diskSection(dir)}`;
   writeFileSync(join(dir, 'scanner.md'), md);
   console.log(`wrote ${join(dir, 'scanner.json')} and scanner.md`);
 }
 
-/** A markdown table with padded columns (as prettier writes it). */
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, c) => Math.max(3, ...rows.map((row) => row[c]!.length)));
-  const line = (row: string[]) => `| ${row.map((cell, c) => cell.padEnd(widths[c]!)).join(' | ')} |`;
-  return [line(rows[0]!), `| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`, ...rows.slice(1).map(line)].join('\n');
+/** Writes scanner-disk.json and replaces scanner.md's disk section (or appends it), keeping the rest. */
+function writeDisk(dir: string, r: DiskResult): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'scanner-disk.json'), `${JSON.stringify(r, null, 2)}\n`);
+  const md = join(dir, 'scanner.md');
+  const before = existsSync(md) ? readFileSync(md, 'utf8') : '# Scanner benchmark\n';
+  const cut = before.indexOf('\n## scans.sqlite disk use');
+  writeFileSync(md, `${cut === -1 ? before : before.slice(0, cut)}${diskSection(dir)}`);
+  console.log(`wrote ${join(dir, 'scanner-disk.json')} and the disk section of scanner.md`);
 }
 
 main().catch((err: unknown) => {

@@ -35,3 +35,12 @@ export { ReplaceableAdmin, AdminCallTimeoutError, DEFAULT_ADMIN_CALL_TIMEOUT_MS 
 export type { AdminCalls, ReplaceableAdminOptions } from './replaceable-admin';
 export { PartitionReader } from './partition-reader';
 export type { FetchedPart, PartitionReaderOptions } from './partition-reader';
+export {
+  boundedSlices,
+  slicesOf,
+  recordBytes,
+  DEFAULT_MAX_MESSAGE_BYTES,
+  MAX_REQUEST_BYTES,
+  RECORD_OVERHEAD_BYTES,
+} from './request-slices';
+export type { TopicMessages } from './request-slices';

@@ -31,6 +31,12 @@ export interface ScannerConfig {
   replicaCatchUpTimeoutMs: number;
   /** The shortest schedule interval accepted; lower than a minute only in tests. */
   scheduleMinIntervalMs: number;
+  /** Pending and running scans at most; a scan created over it gets 429. */
+  maxActiveScans: number;
+  /** Schedules at most; a schedule created over it gets 409. */
+  maxSchedules: number;
+  /** Retention of finished scans' per-command rows (commands and results); their counts stay. */
+  scanRows: { maxAgeMs: number; maxScans: number; pruneIntervalMs: number };
 }
 
 // Moved to the service kit; re-exported for the modules and tests that import it from here.
@@ -61,6 +67,11 @@ export const SCANNER_ENV = Type.Object({
   SCANNER_ID: EnvVar.kafkaName('scanner', "names this scanner's consumer groups"),
   REPLICA_CATCHUP_TIMEOUT_MS: EnvVar.integer({ default: 120_000, minimum: 1_000, maximum: 24 * 3_600_000 }),
   SCHEDULE_MIN_INTERVAL_MS: EnvVar.integer({ default: 60_000, minimum: 1_000, maximum: 86_400_000 }),
+  MAX_ACTIVE_SCANS: EnvVar.integer({ default: 100, minimum: 1, maximum: 100_000 }),
+  MAX_SCHEDULES: EnvVar.integer({ default: 100, minimum: 1, maximum: 100_000 }),
+  SCAN_ROWS_MAX_AGE_MS: EnvVar.integer({ default: 7 * 86_400_000, minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+  SCAN_ROWS_MAX_SCANS: EnvVar.integer({ default: 20, minimum: 0, maximum: 1_000_000 }),
+  SCAN_ROWS_PRUNE_INTERVAL_MS: EnvVar.integer({ default: 600_000, minimum: 1_000, maximum: 86_400_000 }),
 });
 
 type ScannerEnv = Static<typeof SCANNER_ENV>;
@@ -88,6 +99,13 @@ export function loadConfig(env: NodeJS.ProcessEnv): ScannerConfig {
     scannerId: v.SCANNER_ID,
     replicaCatchUpTimeoutMs: v.REPLICA_CATCHUP_TIMEOUT_MS,
     scheduleMinIntervalMs: v.SCHEDULE_MIN_INTERVAL_MS,
+    maxActiveScans: v.MAX_ACTIVE_SCANS,
+    maxSchedules: v.MAX_SCHEDULES,
+    scanRows: {
+      maxAgeMs: v.SCAN_ROWS_MAX_AGE_MS,
+      maxScans: v.SCAN_ROWS_MAX_SCANS,
+      pruneIntervalMs: v.SCAN_ROWS_PRUNE_INTERVAL_MS,
+    },
   };
 }
 

@@ -9,6 +9,8 @@ export const ERRORS = {
   scan_not_found: { status: 404, meaning: 'no scan with this id' },
   schedule_not_found: { status: 404, meaning: 'no schedule with this id' },
   scan_finished: { status: 409, meaning: 'the scan already finished (completed, cancelled or failed)' },
+  too_many_schedules: { status: 409, meaning: 'there are already MAX_SCHEDULES schedules; delete one first' },
+  too_many_scans: { status: 429, meaning: 'there are already MAX_ACTIVE_SCANS pending or running scans' },
   body_too_large: { status: 413, meaning: 'the body is larger than MAX_BODY_BYTES' },
   replica_behind: { status: 500, meaning: 'a scan failed: the replica did not reach the changelog end in time' },
   command_send_failed: { status: 500, meaning: 'a scan failed: its commands could not be sent to the commands topic' },
@@ -56,6 +58,27 @@ export class ScanFinishedError extends ScannerError {
   override readonly name = 'ScanFinishedError';
   constructor(id: string, status: string) {
     super('scan_finished', `scan ${id} is already ${status}`);
+  }
+}
+
+/** Too many scans pending or running: a client can try again once one has finished. */
+export class TooManyScansError extends ScannerError {
+  override readonly name = 'TooManyScansError';
+  constructor(limit: number) {
+    super(
+      'too_many_scans',
+      `there are already ${limit} pending or running scans, the limit (MAX_ACTIVE_SCANS); ` +
+        'try again when one has finished, or cancel one',
+      { retriable: true },
+    );
+  }
+}
+
+/** Schedules only go when deleted, so this is a conflict with the current state, not a rate. */
+export class TooManySchedulesError extends ScannerError {
+  override readonly name = 'TooManySchedulesError';
+  constructor(limit: number) {
+    super('too_many_schedules', `there are already ${limit} schedules, the limit (MAX_SCHEDULES); delete one first`);
   }
 }
 

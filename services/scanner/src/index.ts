@@ -24,5 +24,7 @@ export type { ScanRecord, ScanSpec, ScanOptions, ScanStatus, ScanPhase } from '.
 // What the scanner's benchmark (bench/src/scanner/scan-bench.ts) assembles a scanner from.
 export { CommandLagProbe } from './scans/command-lag';
 export { CommandSender } from './scans/command-sender';
+export { ScanRowsRetention } from './scans/scan-retention';
+export type { ScanRowsRetentionOptions } from './scans/scan-retention';
 export { COMMANDS_PER_BATCH, COMMANDS_PER_REQUEST } from './scans/scan-plan';
 export { EngineScanService } from './scans/scan-service';

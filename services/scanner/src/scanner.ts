@@ -16,6 +16,7 @@ import { ResultsFollower } from './replica/results-follower';
 import { ScanEngine } from './scans/scan-engine';
 import { EngineScanService, type ReplicaHealth } from './scans/scan-service';
 import { COMMAND_TABLES } from './scans/command-store';
+import { ScanRowsRetention } from './scans/scan-retention';
 import { SCAN_TABLES, ScanStore } from './scans/scan-store';
 import { StoreScheduleService } from './schedules/schedule-service';
 import { SCHEDULE_TABLES, ScheduleStore } from './schedules/schedule-store';
@@ -80,6 +81,7 @@ export class Scanner {
   private readonly follower: ReplicaFollower;
   private readonly results: ResultsFollower;
   private readonly sender: CommandSender;
+  private readonly retention: ScanRowsRetention;
   private readonly stopping = new AbortController();
   private started = false;
   private stopped = false;
@@ -131,6 +133,7 @@ export class Scanner {
       maxCommandLag: config.maxCommandLag,
       replicaCatchUpTimeoutMs: config.replicaCatchUpTimeoutMs,
       knownDomainActions: deps.knownDomainActions ?? Object.keys(accountsDomain.domainActions),
+      maxActiveScans: config.maxActiveScans,
     });
     this.results = new ResultsFollower({
       kafka: this.kafka,
@@ -155,8 +158,14 @@ export class Scanner {
       scans: this.service,
       knownDomainActions: deps.knownDomainActions ?? Object.keys(accountsDomain.domainActions),
       minIntervalMs: config.scheduleMinIntervalMs,
+      maxSchedules: config.maxSchedules,
     });
     this.scheduler = new Scheduler({ store: scheduleStore, scans: this.service, logger });
+    this.retention = new ScanRowsRetention(this.store, logger.child({ component: 'retention' }), {
+      maxAgeMs: config.scanRows.maxAgeMs,
+      maxScans: config.scanRows.maxScans,
+      intervalMs: config.scanRows.pruneIntervalMs,
+    });
     metrics.bind({
       scansByStatus: () => this.store.countByStatus(),
       replicaLag: () => follower.lag(),
@@ -168,6 +177,7 @@ export class Scanner {
   async start(): Promise<void> {
     const { config, logger } = this.deps;
     this.started = true;
+    this.retention.start(); // scans.sqlite only: it needs no broker
     await this.admin.connect();
     await waitForTopics(
       this.admin,
@@ -191,7 +201,7 @@ export class Scanner {
     this.stopping.abort();
     this.scheduler.stop();
     await this.engine.stop();
-    await Promise.all([this.follower.stop(), this.results.stop(), this.sender.disconnect()]);
+    await Promise.all([this.follower.stop(), this.results.stop(), this.sender.disconnect(), this.retention.stop()]);
     if (this.started) await this.admin.disconnect().catch(() => undefined);
     this.database.close();
     this.replica.close();

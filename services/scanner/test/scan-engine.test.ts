@@ -7,7 +7,9 @@ import type { UpdateCommand } from '@state-relay/contracts';
 import { ReplicaStore, type ChangelogRecord } from '@state-relay/store';
 import { waitUntil } from '@state-relay/testkit';
 import pino from 'pino';
-import type { CommandSink } from '../src/scans/command-sender';
+import { recordBytes, MAX_REQUEST_BYTES } from '@state-relay/kafka-runtime';
+import { encodeCommand } from '@state-relay/contracts';
+import { CommandSendError, type CommandSink } from '../src/scans/command-sender';
 import { createScannerMetrics } from '../src/metrics';
 import { ScanEngine, type ScanEngineDeps } from '../src/scans/scan-engine';
 import { openScansDatabase, type ScansDatabase } from '../src/scanner';
@@ -251,5 +253,47 @@ describe('scan engine (real SQLite, fake Kafka)', () => {
     expect(new Set(ids).size).toBe(matching.size); // every match got its command, under one id
     expect(ids.length).toBe(matching.size + inflight); // only the chunk in flight went twice
     expect(second.store.outcomeCounts(scan.id).applied).toBe(matching.size);
+  });
+
+  it('sends big commands in requests bounded by bytes, so no partition gets a batch over max.message.bytes', async () => {
+    const { engine: e, store } = engine();
+    const requests: number[] = [];
+    processor.onSend = (batch) =>
+      requests.push(batch.reduce((sum, c) => sum + recordBytes({ key: c.key, value: encodeCommand(c) }), 0));
+    e.start();
+    const big = { ...DORMANCY_SWEEP, action: { set: { note: 'x'.repeat(60_000) } }, asOf: NOW };
+    const done = await finished(store, e.create(big).id);
+    expect(done).toMatchObject({ status: 'completed', emitted: matching.size, resolved: matching.size });
+    expect(Math.max(...requests)).toBeLessThanOrEqual(MAX_REQUEST_BYTES);
+    expect(requests.length).toBeGreaterThanOrEqual(Math.ceil((matching.size * 60_000) / MAX_REQUEST_BYTES));
+  });
+
+  it('a send the broker refuses for good is not counted as emitted, and the scan fails saying why', async () => {
+    let sends = 0;
+    const refused: UpdateCommand[] = [];
+    const sink: CommandSink = {
+      send: async (commands) => {
+        if (++sends === 3) {
+          refused.push(...commands);
+          const tooLarge = Object.assign(new Error('The request included a message larger than the max message size'), {
+            retriable: false,
+          });
+          throw new CommandSendError('commands', tooLarge);
+        }
+        processor.reply(commands);
+      },
+    };
+    const { engine: e2, store: s2 } = engine({ sink });
+    e2.start();
+    const done = await finished(s2, e2.create({ ...DORMANCY_SWEEP, asOf: NOW }).id);
+    expect(done.status).toBe('failed');
+    expect(done.error).toContain('larger than the max message size');
+    expect(refused.length).toBeGreaterThan(0);
+    expect(done.emitted).toBe(2 * 50); // the two requests delivered, not the refused one
+    expect(done.resolved).toBe(done.emitted);
+    expect(done.inflight).toBeNull();
+    // Their rows are forgotten: a late result for a refused command is not recorded.
+    s2.recordResults(refused.map((c) => ({ ...c, outcome: 'applied' as const, processedAt: NOW })));
+    expect(s2.get(done.id)!.resolved).toBe(done.emitted);
   });
 });

@@ -1,12 +1,16 @@
 import { DORMANCY_SWEEP } from '@state-relay/accounts';
-import { commandIdFor, decodeEvent, isDecodeError } from '@state-relay/contracts';
+import { commandIdFor, decodeEvent, encodeCommand, isDecodeError, MAX_KEY_BYTES } from '@state-relay/contracts';
+import { recordBytes } from '@state-relay/kafka-runtime';
 import type { ReplicaRow } from '@state-relay/store';
 import fc from 'fast-check';
 import { InvalidRequestError } from '../src/errors';
 import {
   buildCommand,
   chunkLimit,
+  commandFitIssues,
+  commandSizer,
   commandsPerBatch,
+  MAX_COMMAND_RECORD_BYTES,
   emissionBudget,
   planScan,
   prefilterFor,
@@ -166,5 +170,48 @@ describe('walking', () => {
     expect(commandsPerBatch({ rate: 50 })).toBe(50);
     expect(commandsPerBatch({ rate: 0.2 })).toBe(1);
     expect(commandsPerBatch({ rate: 1e6 })).toBe(2_000);
+  });
+});
+
+describe('a command’s size in the commands topic', () => {
+  const spec = (value: unknown, expectVersion = false) => ({
+    condition: DORMANCY_SWEEP.condition,
+    action: { set: { note: value } },
+    options: expectVersion ? { expectVersion } : {},
+  });
+
+  it('commandSizer bounds the record of every command closely, without encoding it', () => {
+    fc.assert(
+      fc.property(
+        fc.string({ minLength: 1, maxLength: 200, unit: 'binary' }),
+        fc.string({ maxLength: 500 }),
+        fc.boolean(),
+        fc.nat(),
+        (key, note, expectVersion, version) => {
+          const scan = { id: '2b1c1e4e-7a7e-4d47-9d43-6a3f4c0de3b1', asOf: NOW, spec: spec(note, expectVersion) };
+          const command = buildCommand(scan as never, key, version, NOW);
+          const actual = recordBytes({ key, value: encodeCommand(command) });
+          const bound = commandSizer(scan as never)(key);
+          expect(bound).toBeGreaterThanOrEqual(actual);
+          expect(bound - actual).toBeLessThanOrEqual(40);
+        },
+      ),
+    );
+  });
+
+  it('accepts a 60 KB set value, and refuses one whose command could never fit, naming the action', () => {
+    expect(commandFitIssues(DORMANCY_SWEEP.condition, { set: { note: 'x'.repeat(60_000) } }, {}, '/body')).toEqual([]);
+    const fits = MAX_COMMAND_RECORD_BYTES - 8 * MAX_KEY_BYTES - 1_000; // the key twice (escaped in JSON), ids, framing
+    expect(commandFitIssues(DORMANCY_SWEEP.condition, { set: { note: 'x'.repeat(fits) } }, {}, '/body')).toEqual([]);
+    const issues = issuesOf({ ...DORMANCY_SWEEP, action: { set: { note: 'x'.repeat(MAX_COMMAND_RECORD_BYTES) } } });
+    expect(issues).toEqual([
+      { path: '/body/action', message: expect.stringContaining(`at most ${MAX_COMMAND_RECORD_BYTES} bytes`) },
+    ]);
+  });
+
+  it('names the condition when the condition is what makes the command too large', () => {
+    const condition = { field: 'status', op: 'eq', value: 'x'.repeat(MAX_COMMAND_RECORD_BYTES) };
+    const issues = issuesOf({ condition, action: DORMANCY_SWEEP.action });
+    expect(issues.map((i) => i.path)).toEqual(['/body/condition']);
   });
 });

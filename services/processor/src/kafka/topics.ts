@@ -1,4 +1,9 @@
-import { assertCoPartitioned, deleteRetentionMs, ensureTopics } from '@state-relay/kafka-runtime';
+import {
+  assertCoPartitioned,
+  DEFAULT_MAX_MESSAGE_BYTES,
+  deleteRetentionMs,
+  ensureTopics,
+} from '@state-relay/kafka-runtime';
 import type { Admin } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { ProcessorConfig } from '../config';
@@ -23,7 +28,12 @@ export async function provisionTopics(
 ): Promise<{ deleteRetentionMs: number }> {
   const created = await ensureTopics(admin, [
     { topic: config.eventsTopic, partitions: config.partitions },
-    { topic: config.commandsTopic, partitions: config.partitions },
+    // Set, not inherited from the broker: the scanner refuses a scan whose command could not fit.
+    {
+      topic: config.commandsTopic,
+      partitions: config.partitions,
+      configs: { 'max.message.bytes': String(DEFAULT_MAX_MESSAGE_BYTES) },
+    },
     { topic: config.changelogTopic, partitions: config.partitions, compacted: true },
     { topic: config.resultsTopic, partitions: config.partitions },
     // A dead letter is the original record plus ~250 bytes of dlq.* headers: an input the

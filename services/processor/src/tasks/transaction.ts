@@ -1,5 +1,5 @@
 import { encodeInputPositions, encodeStoredEntity, INPUT_POSITIONS_HEADER } from '@state-relay/contracts';
-import { isFencedError } from '@state-relay/kafka-runtime';
+import { isFencedError, MAX_REQUEST_BYTES, slicesOf } from '@state-relay/kafka-runtime';
 import type { Message, Producer, Transaction } from 'kafkajs';
 import type { UnitOfWork } from './unit-of-work';
 import { TaskFailure } from './errors';
@@ -109,35 +109,4 @@ export async function commitUnit(
     clearTimeout(timer);
   }
   return { changes, checkpoint };
-}
-
-/** Bytes of keys and values per produce request: well under the broker's default max.message.bytes. */
-const MAX_REQUEST_BYTES = 512 * 1024;
-
-type TopicMessages = { topic: string; messages: Message[] };
-
-/** Splits topic messages, in order, into requests of at most `maxBytes` (a bigger record goes alone). */
-export function* slicesOf(topicMessages: TopicMessages[], maxBytes: number): Generator<TopicMessages[]> {
-  let slice: TopicMessages[] = [];
-  let bytes = 0;
-  for (const { topic, messages } of topicMessages) {
-    for (const m of messages) {
-      const size = byteLength(m.key) + byteLength(m.value) + 64;
-      if (bytes + size > maxBytes && bytes > 0) {
-        yield slice;
-        slice = [];
-        bytes = 0;
-      }
-      const last = slice[slice.length - 1];
-      if (last?.topic === topic) last.messages.push(m);
-      else slice.push({ topic, messages: [m] });
-      bytes += size;
-    }
-  }
-  if (slice.length > 0) yield slice;
-}
-
-function byteLength(b: Message['key'] | Message['value']): number {
-  if (b === null || b === undefined) return 0;
-  return typeof b === 'string' ? Buffer.byteLength(b) : b.length;
 }

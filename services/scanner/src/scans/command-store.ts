@@ -52,6 +52,15 @@ export class CommandStore {
         `INSERT OR IGNORE INTO results (scan_id, key, command_id, outcome, reason, version, processed_at)
          SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM scan_commands WHERE scan_id = ? AND key = ?)`,
       ),
+      // The last key of the scan's next `limit` commands: a batch ends there, so each delete is a key range.
+      batchEnd: db
+        .prepare<[string, number], string | null>(
+          'SELECT max(key) FROM (SELECT key FROM scan_commands WHERE scan_id = ? ORDER BY key LIMIT ?)',
+        )
+        .pluck(),
+      dropResults: db.prepare('DELETE FROM results WHERE scan_id = ? AND key <= ?'),
+      dropCommands: db.prepare('DELETE FROM scan_commands WHERE scan_id = ? AND key <= ?'),
+      dropAllResults: db.prepare('DELETE FROM results WHERE scan_id = ?'),
       groupOutcomes: db.prepare<[string], { outcome: string; n: number }>(
         'SELECT outcome, count(*) AS n FROM results WHERE scan_id = ? GROUP BY outcome',
       ),
@@ -102,6 +111,17 @@ export class CommandStore {
       if (changes > 0) recorded.push(r);
     }
     return recorded;
+  }
+
+  /**
+   * Deletes up to `limit` of a scan's commands, first in key order, with their results; once none
+   * is left, any result left over. Returns the rows deleted (0: the scan has none left). A result
+   * arriving later finds no command and is ignored, as for any command the scan did not record.
+   */
+  dropRows(scanId: string, limit: number): number {
+    const end = this.stmt.batchEnd.get(scanId, limit);
+    if (end === null || end === undefined) return this.stmt.dropAllResults.run(scanId).changes;
+    return this.stmt.dropResults.run(scanId, end).changes + this.stmt.dropCommands.run(scanId, end).changes;
   }
 
   /** A scan's results by outcome, recomputed from the rows (reads them all: for checks, not per request). */

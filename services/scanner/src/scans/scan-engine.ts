@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ReplicaStore } from '@state-relay/store';
 import type { Logger } from 'pino';
-import { AbortedError, ScanFinishedError, ScanNotFoundError, ScannerError } from '../errors';
+import { AbortedError, ScanFinishedError, ScanNotFoundError, ScannerError, TooManyScansError } from '../errors';
 import { FINISHED_STATUSES, type ScanRecord } from './scan';
 import { planScan, type ScanRequest } from './scan-plan';
 import { countReplicaRows } from '../replica/replica-count';
@@ -19,6 +19,8 @@ export interface ScanEngineDeps extends Omit<WalkDeps, 'replica' | 'now'> {
   replicaProgress: ReplicaProgress;
   replicaCatchUpTimeoutMs: number;
   knownDomainActions: string[];
+  /** Pending and running scans at most (MAX_ACTIVE_SCANS); unlimited when absent. */
+  maxActiveScans?: number;
   now?: () => number;
   newId?: () => string;
 }
@@ -46,9 +48,11 @@ export class ScanEngine {
     this.now = deps.now ?? Date.now;
   }
 
-  /** Validates and queues a scan; `asOf` is resolved here, once. Throws InvalidRequestError. */
+  /** Validates and queues a scan; `asOf` is resolved here, once. Throws InvalidRequestError or TooManyScansError. */
   create(request: ScanRequest): ScanRecord {
     const { spec, asOf } = planScan(request, this.now(), this.deps.knownDomainActions);
+    const { maxActiveScans = Infinity } = this.deps;
+    if (this.deps.store.countActive() >= maxActiveScans) throw new TooManyScansError(maxActiveScans);
     const scan = this.deps.store.create((this.deps.newId ?? randomUUID)(), spec, asOf, this.now());
     this.deps.logger.info({ scanId: scan.id, asOf, options: spec.options }, 'scan queued');
     this.wake.notify();

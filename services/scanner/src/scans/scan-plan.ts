@@ -1,6 +1,14 @@
 // Scan planning: pure functions from a request and replica rows to commands. No I/O, no clock
 // (times come in as arguments), so every rule here is unit-tested without Kafka or SQLite.
-import { commandIdFor, parseIsoInstant, type UpdateCommand } from '@state-relay/contracts';
+import {
+  commandIdFor,
+  encodeCommand,
+  MAX_ID_LENGTH,
+  MAX_KEY_BYTES,
+  parseIsoInstant,
+  type UpdateCommand,
+} from '@state-relay/contracts';
+import { DEFAULT_MAX_MESSAGE_BYTES, RECORD_OVERHEAD_BYTES } from '@state-relay/kafka-runtime';
 import {
   compileConditionToSql,
   evaluateCondition,
@@ -40,8 +48,9 @@ export function planScan(request: ScanRequest, now: number, knownDomainActions: 
     ...validateAction(request.action, '/body/action', knownDomainActions),
   ];
   const asOf = resolveAsOf(request.asOf, now, issues);
-  if (issues.length > 0) throw new InvalidRequestError(issues);
   const options = { ...(request.options ?? {}) };
+  if (issues.length === 0) issues.push(...commandFitIssues(request.condition, request.action, options, '/body'));
+  if (issues.length > 0) throw new InvalidRequestError(issues);
   return { spec: { condition: request.condition as Condition, action: request.action as Action, options }, asOf };
 }
 
@@ -145,4 +154,46 @@ export const COMMANDS_PER_REQUEST = 500;
 export function commandsPerBatch(options: ScanOptions, perBatch = COMMANDS_PER_BATCH): number {
   const rate = options.rate ?? 0;
   return rate > 0 ? Math.max(1, Math.min(perBatch, Math.ceil(rate))) : perBatch;
+}
+
+/**
+ * An upper bound of the bytes one command record takes (key, value, record framing), per key,
+ * without encoding each command: the scan's condition and action are encoded once here.
+ */
+export function commandSizer(scan: CommandScan): (key: string) => number {
+  // The longest numbers a command can carry; the empty key's two quotes are counted with the key.
+  const template = buildCommand(scan, '', Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
+  const fixed = encodeCommand(template).length - 2 + RECORD_OVERHEAD_BYTES;
+  return (key) => fixed + Buffer.byteLength(JSON.stringify(key)) + Buffer.byteLength(key);
+}
+
+/**
+ * The largest record the commands topic takes: Kafka's default max.message.bytes, which the
+ * processor gives the commands topic when it creates it.
+ */
+export const MAX_COMMAND_RECORD_BYTES = DEFAULT_MAX_MESSAGE_BYTES;
+
+/** A key of MAX_KEY_BYTES control characters: in JSON each is a 6-byte \u00XX escape. */
+const LONGEST_KEY = '\u0001'.repeat(MAX_KEY_BYTES);
+
+/**
+ * The command for the longest key must fit in one record of the commands topic, or that key's
+ * command could never be sent. Names the bigger of condition and action, which make its size.
+ */
+export function commandFitIssues(condition: unknown, action: unknown, options: ScanOptions, at: string): FieldIssue[] {
+  const spec = { condition: condition as Condition, action: action as Action, options };
+  const scan = { id: 'x'.repeat(MAX_ID_LENGTH), asOf: Number.MAX_SAFE_INTEGER, spec };
+  const bytes = commandSizer(scan)(LONGEST_KEY);
+  if (bytes <= MAX_COMMAND_RECORD_BYTES) return [];
+  const sizeOf = (v: unknown) => Buffer.byteLength(JSON.stringify(v) ?? '');
+  const field = sizeOf(action) >= sizeOf(condition) ? 'action' : 'condition';
+  return [
+    {
+      path: `${at}/${field}`,
+      message:
+        `too large: a command carries the condition and the action, and for a ${MAX_KEY_BYTES}-byte key it ` +
+        `would take ${bytes} bytes; the commands topic takes records of at most ${MAX_COMMAND_RECORD_BYTES} bytes ` +
+        `(this ${field} is ${sizeOf(field === 'action' ? action : condition)} bytes of JSON)`,
+    },
+  ];
 }

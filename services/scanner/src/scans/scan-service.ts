@@ -7,7 +7,7 @@ import { toScanView, type ScanView } from './scan-view';
 
 /** What the HTTP routes need from the scanner; tests give the app a fake. */
 export interface ScanService {
-  /** Throws InvalidRequestError naming the offending fields. */
+  /** Throws InvalidRequestError naming the offending fields, or TooManyScansError. */
   create(request: ScanRequest): ScanView;
   /** Newest first. */
   list(limit: number, offset: number): { scans: ScanView[]; total: number };

@@ -86,7 +86,12 @@ export class ScanStore {
   private readonly stmt;
   private readonly recordTx: (results: readonly CommandResult[]) => CommandResult[];
   private readonly beginChunkTx: (id: string, extent: ChunkExtent, commands: readonly PlannedCommand[]) => string[];
-  private readonly commitChunkTx: (id: string, progress: ChunkProgress, unsent: readonly string[]) => void;
+  private readonly commitChunkTx: (
+    id: string,
+    progress: ChunkProgress,
+    unsent: readonly string[],
+    withdrawn: number,
+  ) => void;
 
   constructor(file: SqliteFile) {
     const db = file.db;
@@ -96,6 +101,7 @@ export class ScanStore {
       get: db.prepare<[string], ScanRow>('SELECT * FROM scans WHERE id = ?'),
       list: db.prepare<[number, number], ScanRow>('SELECT * FROM scans ORDER BY seq DESC LIMIT ? OFFSET ?'),
       count: db.prepare<[], number>('SELECT count(*) FROM scans').pluck(),
+      countActive: db.prepare<[], number>(`SELECT count(*) FROM scans WHERE status IN ('pending', 'running')`).pluck(),
       byStatus: db.prepare<[], { status: ScanStatus; n: number }>(
         'SELECT status, count(*) AS n FROM scans GROUP BY status',
       ),
@@ -114,7 +120,7 @@ export class ScanStore {
       setInflight: db.prepare('UPDATE scans SET inflight = ? WHERE id = ?'),
       commit: db.prepare(
         `UPDATE scans SET cursor = ?, scanned = scanned + ?, matched = matched + ?,
-           walk_ms = walk_ms + ?, inflight = NULL WHERE id = ?`,
+           walk_ms = walk_ms + ?, emitted = emitted - ?, inflight = NULL WHERE id = ?`,
       ),
       // One statement: the count and the batch's `sent` mark move together.
       markSent: db.prepare('UPDATE scans SET emitted = emitted + ?, inflight = ? WHERE id = ?'),
@@ -123,6 +129,20 @@ export class ScanStore {
         `INSERT INTO scan_outcomes (scan_id, outcome, n) VALUES (?, ?, ?)
          ON CONFLICT (scan_id, outcome) DO UPDATE SET n = n + excluded.n`,
       ),
+      // Finished scans whose rows retention drops: finished before the cutoff, or older than the
+      // newest `keep` finished ones; only those that still have rows.
+      prunable: db
+        .prepare<[number, number], string>(
+          `SELECT id FROM scans s
+           WHERE status IN ('completed', 'cancelled', 'failed')
+             AND (finished_at < ? OR seq NOT IN (
+               SELECT seq FROM scans WHERE status IN ('completed', 'cancelled', 'failed')
+               ORDER BY finished_at DESC, seq DESC LIMIT ?))
+             AND (EXISTS (SELECT 1 FROM scan_commands c WHERE c.scan_id = s.id)
+               OR EXISTS (SELECT 1 FROM results r WHERE r.scan_id = s.id))
+           ORDER BY seq`,
+        )
+        .pluck(),
       outcomes: db.prepare<[string], { outcome: string; n: number }>(
         'SELECT outcome, n FROM scan_outcomes WHERE scan_id = ?',
       ),
@@ -134,9 +154,9 @@ export class ScanStore {
       this.stmt.setInflight.run(JSON.stringify(inflight), id);
       return fresh;
     });
-    this.commitChunkTx = db.transaction((id, p, unsent) => {
+    this.commitChunkTx = db.transaction((id, p, unsent, withdrawn) => {
       this.commands.forget(id, unsent);
-      this.stmt.commit.run(p.cursor, p.walked, p.matched, Math.round(p.walkMs), id);
+      this.stmt.commit.run(p.cursor, p.walked, p.matched, Math.round(p.walkMs), withdrawn, id);
     });
     this.recordTx = db.transaction((results) => {
       const perScan = new Map<string, Map<string, number>>();
@@ -175,6 +195,11 @@ export class ScanStore {
 
   count(): number {
     return this.stmt.count.get() ?? 0;
+  }
+
+  /** Scans pending or running: the queue MAX_ACTIVE_SCANS bounds. */
+  countActive(): number {
+    return this.stmt.countActive.get() ?? 0;
   }
 
   countByStatus(): Map<ScanStatus, number> {
@@ -236,11 +261,12 @@ export class ScanStore {
 
   /**
    * The batch was sent: move the cursor and add its walk counts, in one transaction. `unsent` are
-   * the keys whose commands a cancel kept from ever being handed to the producer: they are
-   * forgotten, so not waited for. (Commands counted by markSent are kept: they may have arrived.)
+   * the keys whose commands a cancel kept from ever being handed to the producer, or the broker
+   * refused: they are forgotten, so not waited for; `withdrawn` of them were counted by markSent
+   * and are taken off `emitted`. (Others counted by markSent are kept: they may have arrived.)
    */
-  commitChunk(id: string, progress: ChunkProgress, unsent: readonly string[] = []): void {
-    this.commitChunkTx(id, progress, unsent);
+  commitChunk(id: string, progress: ChunkProgress, unsent: readonly string[] = [], withdrawn = 0): void {
+    this.commitChunkTx(id, progress, unsent, withdrawn);
   }
 
   /**
@@ -251,6 +277,14 @@ export class ScanStore {
   recordResults(results: readonly CommandResult[]): CommandResult[] {
     if (results.length === 0) return [];
     return this.recordTx(results);
+  }
+
+  /**
+   * Finished scans whose per-command rows are past retention: finished before `finishedBefore`,
+   * or not among the newest `keepNewest` finished scans. Pending and running scans never are.
+   */
+  prunableScans(finishedBefore: number, keepNewest: number): string[] {
+    return this.stmt.prunable.all(finishedBefore, keepNewest);
   }
 
   /** Results by outcome, from the counters kept with the result rows. */

@@ -1,4 +1,5 @@
 import type { UpdateCommand } from '@state-relay/contracts';
+import { boundedSlices, MAX_REQUEST_BYTES } from '@state-relay/kafka-runtime';
 import type { ReplicaStore } from '@state-relay/store';
 import type { Logger } from 'pino';
 import type { CommandSink } from './command-sender';
@@ -8,6 +9,7 @@ import type { InflightChunk, ScanRecord } from './scan';
 import {
   buildCommand,
   chunkLimit,
+  commandSizer,
   commandsPerBatch,
   COMMANDS_PER_REQUEST,
   emissionBudget,
@@ -68,6 +70,7 @@ export class ScanWalk {
   private cursor: string | null;
   private readonly seen: { scanned: number; matched: number };
   private emitted: number;
+  private readonly recordBytes: (key: string) => number;
 
   constructor(
     private readonly scan: ScanRecord,
@@ -80,6 +83,7 @@ export class ScanWalk {
     this.cursor = scan.cursor;
     this.seen = { scanned: scan.scanned, matched: scan.matched };
     this.emitted = scan.emitted;
+    this.recordBytes = commandSizer(scan);
   }
 
   /** Walks to the end of the replica (or to maxCommands); throws AbortedError on cancel or stop. */
@@ -173,15 +177,17 @@ export class ScanWalk {
       }
       inflight = { ...extent, commands: batch.length, sent: 0 };
     }
-    await this.sendAll(batch, inflight, (counted) => {
-      // Cancelled mid-batch: keep every command already handed to the producer, forget the rest.
-      this.commit({ cursor: toKey, walked, matched, walkMs: performance.now() - started }, keysFrom(batch, counted));
+    await this.sendAll(batch, inflight, (kept, withdrawn) => {
+      // Cancelled or refused mid-batch: keep every command that may have arrived, forget the rest.
+      const progress = { cursor: toKey, walked, matched, walkMs: performance.now() - started };
+      this.commit(progress, keysFrom(batch, kept), withdrawn);
     });
     this.commit({ cursor: toKey, walked, matched, walkMs: performance.now() - started });
   }
 
-  private commit(progress: ChunkProgress, unsent: string[] = []): void {
-    this.deps.store.commitChunk(this.scan.id, progress, unsent);
+  private commit(progress: ChunkProgress, unsent: string[] = [], withdrawn = 0): void {
+    this.deps.store.commitChunk(this.scan.id, progress, unsent, withdrawn);
+    this.emitted -= withdrawn;
     this.cursor = progress.cursor;
     this.seen.scanned += progress.walked;
     this.seen.matched += progress.matched;
@@ -207,33 +213,36 @@ export class ScanWalk {
     const started = performance.now();
     const progress = { cursor: inflight.toKey, walked: inflight.walked, matched: inflight.matched };
     const batch = { ...inflight, commands: commands.length, sent: Math.min(inflight.sent, commands.length) };
-    await this.sendAll(commands, batch, (counted) => {
-      this.commit({ ...progress, walkMs: performance.now() - started }, keysFrom(commands, counted));
+    await this.sendAll(commands, batch, (kept, withdrawn) => {
+      this.commit({ ...progress, walkMs: performance.now() - started }, keysFrom(commands, kept), withdrawn);
     });
     this.commit({ ...progress, walkMs: performance.now() - started });
   }
 
   /**
-   * Sends a batch in producer requests of up to COMMANDS_PER_REQUEST, and under a rate in slices
-   * of about a tenth of a second. Each command is counted as emitted (with the batch's `sent`
-   * mark, one statement) just before it is first handed to the producer, so `emitted` grows as
-   * commands go out and no result can arrive for a command not yet counted. On cancel,
-   * `onCancel` gets how many were counted (a request being retried is counted: it may have been
-   * delivered) and the AbortedError goes on up; on stop the batch stays in flight, to be re-sent
+   * Sends a batch in producer requests of up to COMMANDS_PER_REQUEST and MAX_REQUEST_BYTES (a
+   * partition's share of a request must stay under the topic's max.message.bytes), and under a
+   * rate in slices of about a tenth of a second. Each command is counted as emitted (with the
+   * batch's `sent` mark, one statement) just before it is first handed to the producer, so
+   * `emitted` grows as commands go out and no result can arrive for a command not yet counted.
+   * On cancel, `onAbandon` keeps what was counted (a request being retried may have been
+   * delivered); on a send the broker refused for good it withdraws what this run counted for that
+   * request and after. Then the error goes on up; on stop the batch stays in flight, to be re-sent
    * on restart.
    */
   private async sendAll(
     commands: UpdateCommand[],
     inflight: InflightChunk,
-    onCancel: (counted: number) => void,
+    onAbandon: (kept: number, withdrawn: number) => void,
   ): Promise<void> {
     const rate = this.scan.spec.options.rate ?? 0;
-    const perRequest = Math.min(COMMANDS_PER_REQUEST, this.bucket ? Math.max(1, Math.ceil(rate / 10)) : Infinity);
+    const maxCount = Math.min(COMMANDS_PER_REQUEST, this.bucket ? Math.max(1, Math.ceil(rate / 10)) : Infinity);
+    const countedBefore = inflight.sent;
+    const requests = boundedSlices(commands, (c) => this.recordBytes(c.key), { maxBytes: MAX_REQUEST_BYTES, maxCount });
     let sent = 0;
     try {
-      while (sent < commands.length) {
+      for (const part of requests) {
         this.throwIfAborted();
-        const part = commands.slice(sent, sent + perRequest);
         if (this.bucket) await sleep(this.bucket.take(part.length), this.signals.any);
         this.throwIfAborted();
         const uncounted = sent + part.length - inflight.sent;
@@ -242,12 +251,21 @@ export class ScanWalk {
           this.deps.store.markSent(this.scan.id, inflight, uncounted);
           this.emitted += uncounted;
         }
-        await this.sendWithRetry(part);
+        try {
+          await this.sendWithRetry(part);
+        } catch (err) {
+          if (err instanceof AbortedError || isRetriable(err)) throw err;
+          // Refused, not lost in transit: this request's commands were not delivered (a broker can
+          // still have taken other partitions' batches of it; their results are then ignored).
+          const kept = Math.max(sent, countedBefore);
+          onAbandon(kept, inflight.sent - kept);
+          throw err;
+        }
         sent += part.length;
         this.deps.metrics.commandsEmitted.inc(part.length);
       }
     } catch (err) {
-      if (err instanceof AbortedError && this.signals.cancel.aborted) onCancel(inflight.sent);
+      if (err instanceof AbortedError && this.signals.cancel.aborted) onAbandon(inflight.sent, 0);
       throw err;
     }
   }

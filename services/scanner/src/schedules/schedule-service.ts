@@ -1,8 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { validateAction, validateCondition } from '@state-relay/rules';
 import { parseSchedule, planRuns, ScheduleValidationError, type Schedule } from '@state-relay/schedule';
-import { InvalidRequestError, ScanNotFoundError, ScheduleNotFoundError, type FieldIssue } from '../errors';
+import {
+  InvalidRequestError,
+  ScanNotFoundError,
+  ScheduleNotFoundError,
+  TooManySchedulesError,
+  type FieldIssue,
+} from '../errors';
 import type { ScanStatus } from '../scans/scan';
+import { commandFitIssues } from '../scans/scan-plan';
 import type { ScanService } from '../scans/scan-service';
 import type { ScheduleRecord, ScheduleStore, ScheduleTemplate } from './schedule-store';
 import type { ScanView } from '../scans/scan-view';
@@ -51,7 +58,7 @@ export interface ScheduleView {
 
 /** What the /schedules routes need. */
 export interface ScheduleService {
-  /** Throws InvalidRequestError naming the offending fields. */
+  /** Throws InvalidRequestError naming the offending fields, or TooManySchedulesError. */
   create(request: ScheduleRequest): ScheduleView;
   list(): ScheduleView[];
   /** Throws ScheduleNotFoundError. */
@@ -66,6 +73,8 @@ export interface StoreScheduleServiceDeps {
   knownDomainActions: string[];
   /** The shortest interval accepted (SCHEDULE_MIN_INTERVAL_MS). */
   minIntervalMs: number;
+  /** Schedules at most (MAX_SCHEDULES); unlimited when absent. */
+  maxSchedules?: number;
   now?: () => number;
   newId?: () => string;
 }
@@ -85,6 +94,7 @@ export class StoreScheduleService implements ScheduleService {
       ...validateCondition(condition, '/body/template/condition'),
       ...validateAction(action, '/body/template/action', this.deps.knownDomainActions),
     ];
+    if (issues.length === 0) issues.push(...commandFitIssues(condition, action, options ?? {}, '/body/template'));
     const spec = { interval: request.interval, cron: request.cron, timeZone: request.timeZone };
     try {
       parseSchedule(spec, { minIntervalMs: this.deps.minIntervalMs });
@@ -93,6 +103,8 @@ export class StoreScheduleService implements ScheduleService {
       issues.push(...err.issues.map((i) => ({ path: `/body${i.path}`, message: i.message })));
     }
     if (issues.length > 0) throw new InvalidRequestError(issues);
+    const { maxSchedules = Infinity } = this.deps;
+    if (this.deps.store.list().length >= maxSchedules) throw new TooManySchedulesError(maxSchedules);
     const record = this.deps.store.create({
       id: (this.deps.newId ?? randomUUID)(),
       name: request.name,

@@ -1,6 +1,6 @@
 import { planRuns, resolveTemplate } from '@state-relay/schedule';
 import type { Logger } from 'pino';
-import { InvalidRequestError, ScanNotFoundError } from '../errors';
+import { InvalidRequestError, ScanNotFoundError, TooManyScansError } from '../errors';
 import { FINISHED_STATUSES } from '../scans/scan';
 import type { ScanService } from '../scans/scan-service';
 import { scheduleOf } from './schedule-service';
@@ -92,8 +92,12 @@ export class Scheduler {
         'scheduled run started',
       );
     } catch (err) {
-      // Anything else (the database refused the write) recorded nothing: the next tick tries this
-      // occurrence again, and it still starts once.
+      // Anything else (the database refused the write, the scan queue is full) recorded nothing:
+      // the next tick tries this occurrence again, and it still starts once.
+      if (err instanceof TooManyScansError) {
+        this.log.warn({ scheduleId: s.id }, 'scheduled run waits: the scan queue is full (MAX_ACTIVE_SCANS)');
+        return;
+      }
       if (!(err instanceof InvalidRequestError)) throw err;
       // The rules now reject the template: this due time is spent, so it is not retried every second.
       this.log.error({ err, scheduleId: s.id }, 'scheduled run could not create its scan: the template is rejected');

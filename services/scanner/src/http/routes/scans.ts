@@ -21,7 +21,7 @@ export async function scanRoutes(app: FastifyInstance, opts: { apiToken: string 
           'Queue a scan. Scans run one at a time in creation order; the others wait as pending. ' +
           'asOf is resolved once, here, and carried in every command.',
         body: CreateScanBody,
-        response: { 202: CreatedScan, ...errors, 413: ErrorBody, 415: ErrorBody },
+        response: { 202: CreatedScan, ...errors, 413: ErrorBody, 415: ErrorBody, 429: ErrorBody },
       },
     },
     async (request, reply) => {

@@ -31,7 +31,7 @@ export async function scheduleRoutes(
         security,
         description: 'Create a schedule: each run creates an ordinary scan from the template, asOf = the run time.',
         body: CreateScheduleBody,
-        response: { 201: ScheduleViewSchema, ...guardedErrors, 413: ErrorBody, 415: ErrorBody },
+        response: { 201: ScheduleViewSchema, ...guardedErrors, 409: ErrorBody, 413: ErrorBody, 415: ErrorBody },
       },
     },
     async (request, reply) => {
