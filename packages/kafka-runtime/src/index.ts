@@ -1,5 +1,12 @@
 export { CoPartitionedAssigner, tasksOf } from './assigner';
-export { ensureTopics, assertCoPartitioned, partitionCounts, endOffsets, waitForLeaders } from './topics';
+export {
+  ensureTopics,
+  assertCoPartitioned,
+  partitionCounts,
+  endOffsets,
+  waitForLeaders,
+  topicConfigValues,
+} from './topics';
 export type { TopicRequirement } from './topics';
 export { restoreChangelog } from './restorer';
 export type { RestoreRequest, RestoreRecord, RestoreSummary } from './restorer';
@@ -13,7 +20,14 @@ export {
 } from './ownership';
 export type { TaskOwnership } from './ownership';
 export type { TaskProducerOptions } from './transactional';
-export { KafkaRuntimeError, KafkaRuntimeErrorCodes, NotCoPartitionedError, isFencedError } from './errors';
+export {
+  KafkaRuntimeError,
+  KafkaRuntimeErrorCodes,
+  NotCoPartitionedError,
+  isFencedError,
+  recordRejection,
+  RECORD_REJECTED_TYPES,
+} from './errors';
 export type { KafkaRuntimeErrorCode } from './errors';
 export { withCoordinatorCache } from './coordinator-cache';
 export {
