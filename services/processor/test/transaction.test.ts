@@ -59,3 +59,25 @@ describe('commitUnit', () => {
     expect(calls.commits).toBe(1);
   });
 });
+
+describe('commitUnit and the bytes measured at fold', () => {
+  it('sends the encoded bytes the unit holds, without encoding the entity again', async () => {
+    const sent: Array<{ topic: string; messages: Array<{ key: unknown; value: unknown }> }> = [];
+    const tx = {
+      sendBatch: async ({ topicMessages }: { topicMessages: typeof sent }) => {
+        sent.push(...topicMessages);
+        return [];
+      },
+      sendOffsets: async () => undefined,
+      commit: async () => undefined,
+      abort: async () => undefined,
+    } as unknown as Transaction;
+    const producer = { transaction: async () => tx } as unknown as Pick<Producer, 'transaction'>;
+    const unit = unitWithOffsets();
+    const measured = Buffer.from('{"measured":true}');
+    unit.put('k', { version: 1, value: { a: 1 }, seen: '' }, measured);
+    const { changes } = await commitUnit(producer, unit, { task: 0, groupId: 'g', topics });
+    expect(changes).toEqual([['k', measured]]);
+    expect(sent[0]!.messages[0]!.value).toBe(measured);
+  });
+});

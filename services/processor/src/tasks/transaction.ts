@@ -43,11 +43,11 @@ export async function commitUnit(
     deadlineMs = COMMIT_DEADLINE_MS,
   }: { task: number; groupId: string; topics: TransactionTopics; deadlineMs?: number },
 ): Promise<CommittedUnit> {
-  // Encoded once: the same bytes go to the changelog and, after the commit, to SQLite.
+  // Encoded once, at fold: the same bytes go to the changelog and, after the commit, to SQLite.
   const changes: Array<[string, Buffer | null]> = [];
   const changelog: Message[] = [];
   for (const [key, entity] of unit.cache.entries()) {
-    const value = entity ? encodeStoredEntity(entity) : null;
+    const value = entity ? (unit.encoded.get(key) ?? encodeStoredEntity(entity)) : null;
     changes.push([key, value]);
     changelog.push({ key, value, partition: task });
   }
