@@ -94,7 +94,9 @@ export async function commitUnit(
   } catch (err) {
     // Past the deadline the transaction is left as it is: its producer is dropped by the failure
     // path and the next one's InitProducerId completes or aborts it (fencing).
-    if (!late) await tx?.abort().catch(() => undefined);
+    // An abort after an early failure gets what is left of the deadline, no more: past it the
+    // next fence aborts the transaction, and the task must not stay RUNNING meanwhile.
+    if (!late && tx) await Promise.race([tx.abort().catch(() => undefined), deadline.catch(() => undefined)]);
     throw new TaskFailure(isFencedError(err) ? 'fenced' : 'commit', `task ${task}: transaction failed`, err);
   } finally {
     clearTimeout(timer);
