@@ -504,6 +504,7 @@ export class Task implements TaskContext {
       if (this.incarnation === incarnation && this.current === 'RUNNING') this.failWith(failure, this.position);
       return false;
     }
+    if (this.incarnation !== incarnation || this.current !== 'RUNNING') return false; // closed meanwhile
     if (cause) {
       this.deps.metrics.poisonRecords.inc();
       this.deps.logger.warn(
