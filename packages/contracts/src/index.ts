@@ -27,5 +27,5 @@ export {
   COMMAND_DIGEST_LENGTH,
 } from './command-id';
 export { parseIsoInstant } from './timestamp';
-export { DEAD_LETTER_HEADERS, deadLetterRecord } from './dead-letter';
+export { DEAD_LETTER_CODES, DEAD_LETTER_HEADERS, DEFAULT_DEAD_LETTER_MAX_BYTES, deadLetterRecord } from './dead-letter';
 export type { DeadLetterMessage, DeadLetterSource, HeaderValue, MessageHeaders } from './dead-letter';

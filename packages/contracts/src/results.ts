@@ -29,6 +29,9 @@ export function decodeCommandResult(key: Buffer | null, value: Buffer | null): C
   return result;
 }
 
+/** Caps the reason at what decodeCommandResult reads back, so a result always fits its topic and its reader. */
 export function encodeCommandResult(result: CommandResult): Buffer {
-  return encodeJson(result);
+  const { reason } = result;
+  if (reason === undefined || reason.length <= MAX_REASON_LENGTH) return encodeJson(result);
+  return encodeJson({ ...result, reason: `${reason.slice(0, MAX_REASON_LENGTH - 1)}…` });
 }

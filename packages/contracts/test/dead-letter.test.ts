@@ -35,7 +35,9 @@ describe('deadLetterRecord', () => {
       1,
     );
     expect(record).toMatchObject({ key: null, value: null });
-    expect(Object.keys(record.headers)).toEqual(Object.values(DEAD_LETTER_HEADERS));
+    expect(Object.keys(record.headers)).toEqual(
+      Object.values(DEAD_LETTER_HEADERS).filter((h) => h !== DEAD_LETTER_HEADERS.omitted),
+    );
   });
 
   it('overwrites dlq headers left by an earlier dead-lettering and caps the reason', () => {
@@ -43,5 +45,24 @@ describe('deadLetterRecord', () => {
     const record = deadLetterRecord(again, { code: 'NEW', reason: 'r'.repeat(5000) }, 1);
     expect(record.headers[DEAD_LETTER_HEADERS.code]).toBe('NEW');
     expect((record.headers[DEAD_LETTER_HEADERS.reason] as string).length).toBe(1001);
+  });
+
+  it('leaves out the value, then the original headers, then the key, to fit its bound, and says so', () => {
+    const big = { ...source, key: Buffer.alloc(300, 'k'), value: Buffer.alloc(5000, 'v') };
+    const noValue = deadLetterRecord(big, { code: 'RECORD_REJECTED', reason: 'too large' }, 1, 2000);
+    expect(noValue.value).toBeNull();
+    expect(noValue.key).toBe(big.key);
+    expect(noValue.headers.traceparent).toBe('00-abc-def-01');
+    expect(noValue.headers[DEAD_LETTER_HEADERS.omitted]).toBe('value=5000');
+
+    const bare = deadLetterRecord(big, { code: 'RECORD_REJECTED', reason: 'too large' }, 1, 400);
+    expect(bare).toMatchObject({ key: null, value: null });
+    expect(bare.headers.traceparent).toBeUndefined();
+    expect(bare.headers[DEAD_LETTER_HEADERS.omitted]).toMatch(/^value=5000,headers=\d+,key=300$/);
+    expect(bare.headers[DEAD_LETTER_HEADERS.code]).toBe('RECORD_REJECTED');
+
+    expect(
+      deadLetterRecord(source, { code: 'X', reason: 'r' }, 1, 2000).headers[DEAD_LETTER_HEADERS.omitted],
+    ).toBeUndefined();
   });
 });

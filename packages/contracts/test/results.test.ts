@@ -30,4 +30,11 @@ describe('decodeCommandResult', () => {
       'KEY_MISMATCH',
     );
   });
+
+  it('encodes a long reason cut to what it reads back, so a result never becomes unreadable', () => {
+    const long = { ...result, outcome: 'invalid' as const, reason: 'r'.repeat(10_000) };
+    const back = decodeCommandResult(key(result.key), encodeCommandResult(long));
+    expect(back.reason).toHaveLength(4096);
+    expect(back.reason!.endsWith('…')).toBe(true);
+  });
 });

@@ -76,3 +76,25 @@ export function isFencedError(err: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * Broker answers that refuse a produced record or batch for what it is (too large, failing
+ * validation, failing its CRC): sending the same records again fails the same way, so the input
+ * that produced them must be isolated. Decided by the Kafka error code, never by message text.
+ */
+export const RECORD_REJECTED_TYPES: ReadonlySet<string> = new Set([
+  'MESSAGE_TOO_LARGE',
+  'RECORD_LIST_TOO_LARGE',
+  'INVALID_RECORD',
+  'CORRUPT_MESSAGE',
+]);
+
+/** The Kafka error type that refused a record, found along kafkajs's wrapping (`cause`), or undefined. */
+export function recordRejection(err: unknown): string | undefined {
+  for (let e: unknown = err, depth = 0; e && depth < 6; depth++) {
+    const type = (e as { type?: unknown }).type;
+    if (typeof type === 'string' && RECORD_REJECTED_TYPES.has(type)) return type;
+    e = (e as { cause?: unknown }).cause ?? (e as { originalError?: unknown }).originalError;
+  }
+  return undefined;
+}

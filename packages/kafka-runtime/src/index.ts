@@ -1,5 +1,12 @@
 export { CoPartitionedAssigner, tasksOf } from './assigner';
-export { ensureTopics, assertCoPartitioned, partitionCounts, endOffsets, waitForLeaders } from './topics';
+export {
+  ensureTopics,
+  assertCoPartitioned,
+  partitionCounts,
+  endOffsets,
+  waitForLeaders,
+  topicConfigValues,
+} from './topics';
 export type { TopicRequirement } from './topics';
 export { restoreChangelog } from './restorer';
 export type { RestoreRequest, RestoreRecord, RestoreSummary } from './restorer';
@@ -19,6 +26,8 @@ export {
   NotCoPartitionedError,
   OffsetOutOfRangeError,
   isFencedError,
+  recordRejection,
+  RECORD_REJECTED_TYPES,
 } from './errors';
 export type { KafkaRuntimeErrorCode } from './errors';
 export { withCoordinatorCache } from './coordinator-cache';

@@ -1,4 +1,4 @@
-import { Admin, ITopicConfig } from 'kafkajs';
+import { Admin, ConfigResourceTypes, ITopicConfig } from 'kafkajs';
 import { KafkaRuntimeError, KafkaRuntimeErrorCodes, NotCoPartitionedError } from './errors';
 
 export interface TopicRequirement {
@@ -91,4 +91,19 @@ export async function assertCoPartitioned(admin: Admin, topics: string[]): Promi
 export async function endOffsets(admin: Pick<Admin, 'fetchTopicOffsets'>, topic: string): Promise<Map<number, bigint>> {
   const offsets = await admin.fetchTopicOffsets(topic);
   return new Map(offsets.map((o) => [o.partition, BigInt(o.high)]));
+}
+
+/** One config of each topic as the broker reports it (its own value or the broker's default). */
+export async function topicConfigValues(
+  admin: Pick<Admin, 'describeConfigs'>,
+  topics: string[],
+  name: string,
+): Promise<Map<string, string | undefined>> {
+  const { resources } = await admin.describeConfigs({
+    includeSynonyms: false,
+    resources: topics.map((topic) => ({ type: ConfigResourceTypes.TOPIC, name: topic, configNames: [name] })),
+  });
+  return new Map(
+    resources.map((r) => [r.resourceName, r.configEntries.find((e) => e.configName === name)?.configValue]),
+  );
 }

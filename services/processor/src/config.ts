@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { changelogTopicName } from '@state-relay/contracts';
 import { ConfigError, EnvVar, fromEnv, loadEnv } from '@state-relay/service-kit';
+import { DEFAULT_ENTITY_MAX_BYTES, TOPIC_MAX_MESSAGE_BYTES } from './kafka/limits';
 
 /** Everything the processor reads from its environment, validated once at start. */
 export interface ProcessorConfig {
@@ -34,6 +35,10 @@ export interface ProcessorConfig {
    * back the events of every task.
    */
   fetchMaxBytesPerPartition: number;
+  /** Bytes an encoded entity may take: a change past it is refused (an `invalid` result, or an ENTITY_TOO_LARGE dead letter). */
+  entityMaxBytes: number;
+  /** Failures at the same restart position, with no commit between, after which the task isolates the record that causes them. */
+  poisonMaxAttempts: number;
 }
 
 /**
@@ -73,6 +78,12 @@ export const PROCESSOR_ENV = Type.Object({
   COMMIT_MAX_RECORDS: EnvVar.integer({ default: 10_000, minimum: 1, maximum: 1_000_000 }),
   MAX_UNCOMMITTED_RECORDS: EnvVar.integer({ default: 50_000, minimum: 1, maximum: 10_000_000 }),
   FETCH_MAX_BYTES_PER_PARTITION: EnvVar.integer({ default: 262_144, minimum: 16_384, maximum: 16_777_216 }),
+  ENTITY_MAX_BYTES: EnvVar.integer({
+    default: DEFAULT_ENTITY_MAX_BYTES,
+    minimum: 1_024,
+    maximum: TOPIC_MAX_MESSAGE_BYTES,
+  }),
+  POISON_MAX_ATTEMPTS: EnvVar.integer({ default: 3, minimum: 1, maximum: 100 }),
 });
 
 /** The process that serves HTTP also reads who may read state. */
@@ -133,6 +144,8 @@ const CONFIG_FROM_ENV = {
   commitMaxRecords: 'COMMIT_MAX_RECORDS',
   maxUncommittedRecords: 'MAX_UNCOMMITTED_RECORDS',
   fetchMaxBytesPerPartition: 'FETCH_MAX_BYTES_PER_PARTITION',
+  entityMaxBytes: 'ENTITY_MAX_BYTES',
+  poisonMaxAttempts: 'POISON_MAX_ATTEMPTS',
 } as const satisfies Record<Exclude<keyof ProcessorConfig, 'changelogTopic'>, keyof ProcessorEnv>;
 
 function toProcessorConfig(v: ProcessorEnv): ProcessorConfig {

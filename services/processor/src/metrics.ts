@@ -17,6 +17,19 @@ export function createProcessorMetrics() {
       'Update commands consumed, by result outcome (or dead_letter)',
       ['outcome'],
     ),
+    deadLetters: metrics.counter(
+      'processor_dead_letters_total',
+      'Records sent to the dead-letter topic (committed), by dlq.code (a decode error code, EVENT_INVALID, PROCESSING_FAILED, ENTITY_TOO_LARGE, RECORD_REJECTED)',
+      ['code'],
+    ),
+    poisonIsolations: metrics.counter(
+      'processor_poison_isolations_total',
+      'Times a task isolated a record (one record per transaction) after POISON_MAX_ATTEMPTS failures at the same position',
+    ),
+    poisonRecords: metrics.counter(
+      'processor_poison_records_total',
+      'Records found by isolation and sent to the dead-letter topic (RECORD_REJECTED or PROCESSING_FAILED)',
+    ),
     commitSeconds: metrics.histogram(
       'processor_commit_duration_seconds',
       'Time to commit one unit of work in Kafka (one transaction: its sends, sendOffsets and commit; the SQLite flush after it is not included)',
@@ -39,7 +52,7 @@ export function createProcessorMetrics() {
     ),
     taskFailures: metrics.counter(
       'processor_task_failures_total',
-      'Tasks that left RUNNING or failed to reach it, by kind (fenced, commit, store, restore); each is retried',
+      'Tasks that left RUNNING or failed to reach it, by kind (fenced, commit, fold, store, restore); each is retried',
       ['kind'],
     ),
     consumerReplacements: metrics.counter(

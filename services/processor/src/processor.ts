@@ -116,6 +116,8 @@ export class Processor {
         commitIntervalMs: config.commitIntervalMs,
         commitMaxRecords: config.commitMaxRecords,
         maxUncommittedRecords: config.maxUncommittedRecords,
+        entityMaxBytes: config.entityMaxBytes,
+        poisonMaxAttempts: config.poisonMaxAttempts,
         ...(extension?.onCommit ? { onCommit: (report) => extension.onCommit!(report) } : {}),
       },
     });

@@ -237,7 +237,8 @@ describe('task lifecycle', () => {
     expect(await task.foldBatch({ topic: EVENTS, partition: 0, messages: [signUp(8, 'k2')], lastOffset: '8' })).toBe(
       true,
     );
-    await until(() => h.calls.includes('commit 0'), 'a commit');
+    // The store is written a few microtasks after the Kafka commit: wait for both.
+    await until(() => h.calls.includes('commit 0') && task.read('k1') !== undefined, 'a commit');
     expect(task.read('k1')?.version).toBe(1);
     expect(task.read('k2')?.version).toBe(1);
     expect(task.positions().get(EVENTS)).toBe(9n);

@@ -91,3 +91,55 @@ describe('commitUnit', () => {
     expect(headers('results')).toEqual([undefined, undefined]);
   });
 });
+
+describe('commitUnit after an early failure', () => {
+  afterEach(() => jest.useRealTimers());
+
+  it('does not wait past its deadline for an abort that never settles', async () => {
+    jest.useFakeTimers();
+    const tx = {
+      sendBatch: async () => [],
+      sendOffsets: () => Promise.reject(new Error('coordinator gone')),
+      commit: async () => undefined,
+      abort: () => new Promise(() => undefined),
+    } as unknown as Transaction;
+    const producer = { transaction: async () => tx } as unknown as Pick<Producer, 'transaction'>;
+    let outcome: unknown;
+    const committing = commitUnit(producer, unitWithOffsets(), {
+      task: 1,
+      groupId: 'g',
+      topics,
+      deadlineMs: 1_000,
+    }).then(
+      () => (outcome = 'committed'),
+      (err: unknown) => (outcome = err),
+    );
+    await jest.advanceTimersByTimeAsync(1_000); // the deadline, and the promises it settles
+    expect(outcome).toBeInstanceOf(TaskFailure);
+    expect((outcome as TaskFailure).kind).toBe('commit');
+    expect(String((outcome as TaskFailure).cause)).toMatch(/coordinator gone/);
+    await committing;
+  });
+});
+
+describe('commitUnit and the bytes measured at fold', () => {
+  it('sends the encoded bytes the unit holds, without encoding the entity again', async () => {
+    const sent: Array<{ topic: string; messages: Array<{ key: unknown; value: unknown }> }> = [];
+    const tx = {
+      sendBatch: async ({ topicMessages }: { topicMessages: typeof sent }) => {
+        sent.push(...topicMessages);
+        return [];
+      },
+      sendOffsets: async () => undefined,
+      commit: async () => undefined,
+      abort: async () => undefined,
+    } as unknown as Transaction;
+    const producer = { transaction: async () => tx } as unknown as Pick<Producer, 'transaction'>;
+    const unit = unitWithOffsets();
+    const measured = Buffer.from('{"measured":true}');
+    unit.put('k', { version: 1, value: { a: 1 }, seen: '' }, measured);
+    const { changes } = await commitUnit(producer, unit, { task: 0, groupId: 'g', topics });
+    expect(changes).toEqual([['k', measured]]);
+    expect(sent[0]!.messages[0]!.value).toBe(measured);
+  });
+});

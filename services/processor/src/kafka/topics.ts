@@ -1,44 +1,45 @@
-import {
-  assertCoPartitioned,
-  DEFAULT_MAX_MESSAGE_BYTES,
-  deleteRetentionMs,
-  ensureTopics,
-} from '@state-relay/kafka-runtime';
+import { assertCoPartitioned, deleteRetentionMs, ensureTopics, topicConfigValues } from '@state-relay/kafka-runtime';
 import type { Admin } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { ProcessorConfig } from '../config';
-
-/** Record-batch limit of the dead-letter topic (the broker default is 1 MB). */
-const DEAD_LETTER_MAX_BYTES = 8 * 1024 * 1024;
+import { DEAD_LETTER_TOPIC_MAX_MESSAGE_BYTES, RECORD_ROOM_BYTES, TOPIC_MAX_MESSAGE_BYTES } from './limits';
 
 type TopicsConfig = Pick<
   ProcessorConfig,
-  'eventsTopic' | 'commandsTopic' | 'changelogTopic' | 'resultsTopic' | 'deadLetterTopic' | 'partitions'
+  | 'eventsTopic'
+  | 'commandsTopic'
+  | 'changelogTopic'
+  | 'resultsTopic'
+  | 'deadLetterTopic'
+  | 'partitions'
+  | 'entityMaxBytes'
 >;
 
 /**
- * Provisioning: creates the processor's topics that are missing, refuses inputs and a changelog
- * that are not co-partitioned, and reads the changelog's delete.retention.ms (what restore
- * trusts a local store for).
+ * Provisioning: creates the processor's topics that are missing (each with an explicit
+ * max.message.bytes), refuses inputs and a changelog that are not co-partitioned, warns about
+ * existing topics whose record limit differs from what the processor relies on, and reads the
+ * changelog's delete.retention.ms (what restore trusts a local store for).
  */
 export async function provisionTopics(
   admin: Admin,
   config: TopicsConfig,
   logger: Logger,
 ): Promise<{ deleteRetentionMs: number }> {
+  const limit = { 'max.message.bytes': String(TOPIC_MAX_MESSAGE_BYTES) };
   const created = await ensureTopics(admin, [
-    { topic: config.eventsTopic, partitions: config.partitions },
+    { topic: config.eventsTopic, partitions: config.partitions, configs: limit },
     // Set, not inherited from the broker: the scanner refuses a scan whose command could not fit.
-    {
-      topic: config.commandsTopic,
-      partitions: config.partitions,
-      configs: { 'max.message.bytes': String(DEFAULT_MAX_MESSAGE_BYTES) },
-    },
-    { topic: config.changelogTopic, partitions: config.partitions, compacted: true },
-    { topic: config.resultsTopic, partitions: config.partitions },
+    { topic: config.commandsTopic, partitions: config.partitions, configs: limit },
+    { topic: config.changelogTopic, partitions: config.partitions, compacted: true, configs: limit },
+    { topic: config.resultsTopic, partitions: config.partitions, configs: limit },
     // A dead letter is the original record plus ~250 bytes of dlq.* headers: an input the
-    // broker accepted at its 1 MB limit must still fit here.
-    { topic: config.deadLetterTopic, partitions: 1, configs: { 'max.message.bytes': String(DEAD_LETTER_MAX_BYTES) } },
+    // broker accepted at its limit must still fit here.
+    {
+      topic: config.deadLetterTopic,
+      partitions: 1,
+      configs: { 'max.message.bytes': String(DEAD_LETTER_TOPIC_MAX_MESSAGE_BYTES) },
+    },
   ]);
   if (created.length > 0) logger.info({ topics: created }, 'created missing topics');
   const inputs = await assertCoPartitioned(admin, [config.eventsTopic, config.commandsTopic]);
@@ -48,5 +49,28 @@ export async function provisionTopics(
       `changelog ${config.changelogTopic} must have as many partitions as ${config.eventsTopic} (${inputs})`,
     );
   }
+  await checkRecordLimits(admin, config, logger);
   return { deleteRetentionMs: await deleteRetentionMs(admin, config.changelogTopic) };
+}
+
+/**
+ * Existing topics keep their configs: one that takes smaller records than the processor produces
+ * refuses them at commit (such a record is then isolated and dead-lettered), so say so at start.
+ */
+async function checkRecordLimits(admin: Admin, config: TopicsConfig, logger: Logger): Promise<void> {
+  const needs = new Map([
+    [config.changelogTopic, config.entityMaxBytes + RECORD_ROOM_BYTES],
+    [config.resultsTopic, TOPIC_MAX_MESSAGE_BYTES],
+    [config.deadLetterTopic, DEAD_LETTER_TOPIC_MAX_MESSAGE_BYTES],
+  ]);
+  const actual = await topicConfigValues(admin, [...needs.keys()], 'max.message.bytes');
+  for (const [topic, need] of needs) {
+    const has = Number(actual.get(topic));
+    if (Number.isFinite(has) && has < need) {
+      logger.warn(
+        { topic, maxMessageBytes: has, needed: need },
+        'topic takes smaller records than the processor may produce (max.message.bytes); a record it refuses is dead-lettered after POISON_MAX_ATTEMPTS failures (for the changelog: lower ENTITY_MAX_BYTES)',
+      );
+    }
+  }
 }

@@ -4,6 +4,8 @@ export const TaskFailureKinds = {
   fenced: 'fenced',
   /** A transaction failed or its outcome is unknown: re-fence, restore, seek. */
   commit: 'commit',
+  /** Folding a record threw something other than a store error (a bug): counted towards isolating it. */
+  fold: 'fold',
   /** SQLite failed after a Kafka commit (or while restoring): the store is rebuilt from Kafka. */
   store: 'store',
   /** Fencing, reading the changelog end, restoring or reading offsets failed: retried. */

@@ -1,5 +1,5 @@
 import type { EntityDomain } from '@state-relay/domain';
-import type { StoredEntity } from '@state-relay/contracts';
+import { DEAD_LETTER_HEADERS, type StoredEntity } from '@state-relay/contracts';
 import type { TaskStore } from '@state-relay/store';
 import type { KafkaMessage, Producer } from 'kafkajs';
 import type { Logger } from 'pino';
@@ -7,7 +7,10 @@ import type { AggregateInput } from '../aggregate';
 import type { TaskContext } from '../extension';
 import type { ProcessorMetrics } from '../metrics';
 import { asTaskFailure, TaskFailure, type TaskFailureKind } from './errors';
-import { foldInput, foldRecord, type FoldContext } from './fold';
+import { DEAD_LETTER_MAX_BYTES, DEFAULT_ENTITY_MAX_BYTES } from '../kafka/limits';
+import { foldInput, foldRecord, type FoldContext, type FoldInput } from './fold';
+import { commitAlone } from './isolation';
+import { PoisonWatch, poisonCause, type PoisonCause } from './poison';
 import { commitUnit } from './transaction';
 import { currentEntity, UnitOfWork } from './unit-of-work';
 
@@ -73,6 +76,10 @@ export interface TaskDeps {
   onFailure: (task: Task, failure: TaskFailure) => void;
   onCommit?: (report: CommitReport) => void;
   now?: () => number;
+  /** ENTITY_MAX_BYTES (default: what the changelog the processor creates takes). */
+  entityMaxBytes?: number;
+  /** POISON_MAX_ATTEMPTS (default 3). */
+  poisonMaxAttempts?: number;
 }
 
 /** Records folded between two yields to the event loop (a fetched batch can hold thousands). */
@@ -107,6 +114,11 @@ export class Task implements TaskContext {
   private committedInputs = new Map<string, bigint>();
   private backPressure = false;
   private readonly fold: FoldContext;
+  private readonly poison: PoisonWatch;
+  /** Isolating a poison record (see PoisonWatch): each record folded and committed alone. */
+  private isolating = false;
+  /** Both inputs' batches take turns while isolating, so that each transaction holds one record. */
+  private isolationTurn: Promise<void> = Promise.resolve();
 
   constructor(
     readonly id: number,
@@ -115,9 +127,12 @@ export class Task implements TaskContext {
     this.fold = {
       domain: deps.domain,
       commandsTopic: deps.topics.commands,
-      current: (key) => currentEntity(key, this.open, this.committing, (k) => this.store!.get(k)),
+      current: (key) => currentEntity(key, this.open, this.committing, (k) => this.readStore(k)),
       now: deps.now ?? Date.now,
+      entityMaxBytes: deps.entityMaxBytes ?? DEFAULT_ENTITY_MAX_BYTES,
+      deadLetterMaxBytes: DEAD_LETTER_MAX_BYTES,
     };
+    this.poison = new PoisonWatch(deps.poisonMaxAttempts ?? 3);
   }
 
   get state(): TaskState {
@@ -151,7 +166,14 @@ export class Task implements TaskContext {
     this.units++; // the dropped unit's number is never reused
     this.committing = undefined;
     this.backPressure = false;
+    this.isolating = this.poison.started(this.position);
     this.transition('RUNNING');
+    if (this.isolating) {
+      this.deps.logger.warn(
+        { task: this.id, positions: Object.fromEntries([...this.position].map(([t, o]) => [t, String(o)])) },
+        'the same failure repeated at this position: isolating the record that causes it (one record per transaction)',
+      );
+    }
   }
 
   /** Where each input continues: the next offset to fetch (after what the open unit holds). */
@@ -188,9 +210,15 @@ export class Task implements TaskContext {
     const incarnation = this.incarnation;
     const next = BigInt(batch.lastOffset) + 1n;
     if (next <= (this.position.get(batch.topic) ?? 0n)) return true;
+    if (this.isolating) return this.foldIsolated(batch, incarnation);
+    return this.foldFrom(batch, 0, incarnation);
+  }
+
+  private async foldFrom(batch: InputBatch, start: number, incarnation: number): Promise<boolean> {
+    const next = BigInt(batch.lastOffset) + 1n;
     const { messages } = batch;
-    for (let i = 0; i < messages.length; i += FOLD_SLICE) {
-      if (i > 0) {
+    for (let i = start; i < messages.length; i += FOLD_SLICE) {
+      if (i > start) {
         await new Promise<void>((resolve) => setImmediate(resolve));
         if (this.current !== 'RUNNING' || this.incarnation !== incarnation) return false;
       }
@@ -213,10 +241,11 @@ export class Task implements TaskContext {
     if (!stamps) unit.timestamps.set(batch.topic, (stamps = []));
     let folded = 0;
     let last: bigint | undefined;
+    let offset = 0n;
     try {
       for (let i = start; i < end; i++) {
         const message = batch.messages[i]!;
-        const offset = BigInt(message.offset);
+        offset = BigInt(message.offset);
         if (offset < from) continue;
         foldRecord(unit, { topic: batch.topic, partition: batch.partition, message }, this.fold);
         stamps.push(Number(message.timestamp));
@@ -224,8 +253,9 @@ export class Task implements TaskContext {
         last = offset;
       }
     } catch (err) {
-      // Not bad input (that is a dead letter): the store or the aggregate failed mid-unit.
-      this.deps.onFailure(this, asTaskFailure(err, 'store', `task ${this.id}: folding a batch failed`));
+      // Not bad input (that is a dead letter): the store failed, or a bug threw mid-unit.
+      const reached = new Map(this.position).set(batch.topic, offset + 1n);
+      this.failWith(asTaskFailure(err, 'fold', `task ${this.id}: folding a batch failed`), reached);
       return false;
     }
     unit.records += folded;
@@ -242,9 +272,14 @@ export class Task implements TaskContext {
 
   /** See TaskContext.foldInputs: an extension's inputs, into the open unit (nothing unless RUNNING). */
   foldInputs(inputs: Iterable<[string, AggregateInput]>): number {
-    if (this.current !== 'RUNNING') return 0;
+    if (this.current !== 'RUNNING' || this.isolating) return 0;
     let changed = 0;
-    for (const [key, input] of inputs) if (foldInput(this.open, key, input, this.fold).changed) changed++;
+    for (const [key, input] of inputs) {
+      const outcome = foldInput(this.open, key, input, this.fold);
+      if (outcome.refused)
+        this.deps.logger.warn({ task: this.id, reason: outcome.refused.reason }, 'generated input refused');
+      else if (outcome.changed) changed++;
+    }
     if (changed > 0) this.schedule();
     return changed;
   }
@@ -342,7 +377,7 @@ export class Task implements TaskContext {
 
   /** Starts a commit when one is due (interval elapsed, or the unit is big) and none is in flight. */
   private schedule(): void {
-    if (this.current !== 'RUNNING' || this.inFlight || this.open.isEmpty) return;
+    if (this.current !== 'RUNNING' || this.isolating || this.inFlight || this.open.isEmpty) return;
     const now = Date.now();
     const due = this.lastCommitAt + this.deps.commitIntervalMs;
     if (now >= due || this.open.records >= this.deps.commitMaxRecords) {
@@ -363,40 +398,16 @@ export class Task implements TaskContext {
 
   private async runCommit(): Promise<void> {
     const unit = this.open;
-    const unitNumber = this.units++;
-    const producer = this.producer!;
-    const store = this.store!;
     const incarnation = this.incarnation;
-    const now = this.deps.now ?? Date.now;
     this.committing = unit;
     this.open = new UnitOfWork();
-    const startedAt = now();
     this.lastCommitAt = Date.now();
-    // All inputs, not only those this unit moved: compaction may leave only this unit's records.
-    const inputs = new Map([...this.committedInputs, ...unit.offsets]);
     try {
-      const { changes, checkpoint } = await commitUnit(producer, unit, {
-        task: this.id,
-        groupId: this.deps.groupId,
-        topics: this.deps.topics,
-        inputs,
-      });
-      if (this.incarnation === incarnation) this.committedInputs = inputs;
-      const committedAt = now();
-      // Committed in Kafka: now SQLite. A crash right here is repaired by restore, which
-      // replays the changelog from the previous checkpoint.
-      if (changes.length > 0) {
-        try {
-          store.commit(changes, checkpoint ?? store.checkpoint() ?? '0', committedAt, inputs);
-        } catch (err) {
-          throw new TaskFailure('store', `task ${this.id}: SQLite failed after the Kafka commit`, err);
-        }
-      }
-      this.failures = 0;
-      this.report(unit, unitNumber, startedAt, committedAt, changes.length);
+      await this.commit(unit);
+      if (this.incarnation === incarnation) this.poison.committed(this.position);
     } catch (err) {
       if (this.incarnation === incarnation && this.current === 'RUNNING') {
-        this.deps.onFailure(this, asTaskFailure(err, 'commit', `task ${this.id}: commit failed`));
+        this.failWith(asTaskFailure(err, 'commit', `task ${this.id}: commit failed`), this.position);
       }
     } finally {
       if (this.committing === unit) this.committing = undefined;
@@ -409,9 +420,117 @@ export class Task implements TaskContext {
     }
   }
 
+  /** One transaction for `unit`, then SQLite; throws a TaskFailure. */
+  private async commit(unit: UnitOfWork): Promise<void> {
+    const unitNumber = this.units++;
+    const producer = this.producer!;
+    const store = this.store!;
+    const now = this.deps.now ?? Date.now;
+    const startedAt = now();
+    const incarnation = this.incarnation;
+    // All inputs, not only those this unit moved: compaction may leave only this unit's records.
+    const inputs = new Map([...this.committedInputs, ...unit.offsets]);
+    const { changes, checkpoint } = await commitUnit(producer, unit, {
+      task: this.id,
+      groupId: this.deps.groupId,
+      topics: this.deps.topics,
+      inputs,
+    });
+    if (this.incarnation === incarnation) this.committedInputs = inputs;
+    const committedAt = now();
+    // Committed in Kafka: now SQLite. A crash right here is repaired by restore, which
+    // replays the changelog from the previous checkpoint.
+    if (changes.length > 0) {
+      try {
+        store.commit(changes, checkpoint ?? store.checkpoint() ?? '0', committedAt, inputs);
+      } catch (err) {
+        throw new TaskFailure('store', `task ${this.id}: SQLite failed after the Kafka commit`, err);
+      }
+    }
+    this.failures = 0;
+    this.report(unit, unitNumber, startedAt, committedAt, changes.length);
+  }
+
+  /** Every failure of a RUNNING task goes through here: the poison watch counts it, the lifecycle acts on it. */
+  private failWith(failure: TaskFailure, folded: ReadonlyMap<string, bigint>): void {
+    if (this.poison.failed(poisonCause(failure) !== undefined, folded)) {
+      this.deps.metrics.poisonIsolations.inc();
+      this.deps.logger.warn(
+        { task: this.id, attempts: this.poison.maxAttempts, err: failure.cause ?? failure },
+        'the same failure repeated on the same input: the task isolates the record on its next start',
+      );
+    }
+    this.deps.onFailure(this, failure);
+  }
+
+  /** The store's row; a failing store fails the task as a store failure (never a poison record). */
+  private readStore(key: string): StoredEntity | undefined {
+    try {
+      return this.store!.get(key);
+    } catch (err) {
+      throw new TaskFailure('store', `task ${this.id}: reading the store failed`, err);
+    }
+  }
+
+  /**
+   * Isolation: folds and commits each record of the batch alone. A record whose fold throws, or
+   * whose transaction fails the way that repeats, goes to the dead-letter topic in a transaction
+   * that also commits the offset past it; then the rest of the batch is folded normally.
+   */
+  private async foldIsolated(batch: InputBatch, incarnation: number): Promise<boolean> {
+    const previous = this.isolationTurn;
+    let release = () => undefined as void;
+    this.isolationTurn = new Promise<void>((resolve) => (release = resolve));
+    await previous;
+    try {
+      for (let i = 0; i < batch.messages.length; i++) {
+        if (this.current !== 'RUNNING' || this.incarnation !== incarnation) return false;
+        if (!this.isolating) return await this.foldFrom(batch, i, incarnation);
+        const message = batch.messages[i]!;
+        if (BigInt(message.offset) < (this.position.get(batch.topic) ?? 0n)) continue;
+        const alone = this.isolate({ topic: batch.topic, partition: batch.partition, message }, incarnation);
+        this.inFlight = alone.then(() => undefined);
+        const ok = await alone.finally(() => (this.inFlight = undefined));
+        if (!ok) return false;
+      }
+      const next = BigInt(batch.lastOffset) + 1n;
+      if (next > (this.position.get(batch.topic) ?? 0n)) this.position.set(batch.topic, next);
+      return true;
+    } finally {
+      release();
+      this.schedule();
+    }
+  }
+
+  /** See commitAlone; resolves false when the task failed (not RUNNING any more). */
+  private async isolate(record: FoldInput, incarnation: number): Promise<boolean> {
+    let cause: PoisonCause | undefined;
+    try {
+      cause = await commitAlone(record, { fold: this.fold, commit: (unit) => this.commit(unit) });
+    } catch (err) {
+      const failure = asTaskFailure(err, 'commit', `task ${this.id}: an isolated record failed`);
+      if (this.incarnation === incarnation && this.current === 'RUNNING') this.failWith(failure, this.position);
+      return false;
+    }
+    if (this.incarnation !== incarnation || this.current !== 'RUNNING') return false; // closed meanwhile
+    if (cause) {
+      this.deps.metrics.poisonRecords.inc();
+      this.deps.logger.warn(
+        { task: this.id, topic: record.topic, offset: record.message.offset, ...cause },
+        'poison record isolated and sent to the dead-letter topic; back to normal processing',
+      );
+      this.poison.isolated();
+    }
+    this.position.set(record.topic, BigInt(record.message.offset) + 1n);
+    this.isolating = this.poison.committed(this.position);
+    return true;
+  }
+
   private report(unit: UnitOfWork, unitNumber: number, startedAt: number, committedAt: number, changes: number): void {
     const { metrics, onCommit } = this.deps;
     const task = String(this.id);
+    for (const dead of unit.deadLetters)
+      metrics.deadLetters.inc({ code: String(dead.headers?.[DEAD_LETTER_HEADERS.code]) });
     metrics.transactions.inc({ task });
     metrics.commitSeconds.observe((committedAt - startedAt) / 1000);
     for (const [outcome, n] of Object.entries(unit.eventOutcomes)) if (n > 0) metrics.events.inc({ outcome }, n);

@@ -52,11 +52,11 @@ export async function commitUnit(
   },
 ): Promise<CommittedUnit> {
   const headers = inputs.size > 0 ? { [INPUT_POSITIONS_HEADER]: encodeInputPositions(inputs) } : undefined;
-  // Encoded once: the same bytes go to the changelog and, after the commit, to SQLite.
+  // Encoded once, at fold: the same bytes go to the changelog and, after the commit, to SQLite.
   const changes: Array<[string, Buffer | null]> = [];
   const changelog: Message[] = [];
   for (const [key, entity] of unit.cache.entries()) {
-    const value = entity ? encodeStoredEntity(entity) : null;
+    const value = entity ? (unit.encoded.get(key) ?? encodeStoredEntity(entity)) : null;
     changes.push([key, value]);
     changelog.push({ key, value, partition: task, ...(headers && { headers }) });
   }
@@ -103,7 +103,9 @@ export async function commitUnit(
   } catch (err) {
     // Past the deadline the transaction is left as it is: its producer is dropped by the failure
     // path and the next one's InitProducerId completes or aborts it (fencing).
-    if (!late) await tx?.abort().catch(() => undefined);
+    // An abort after an early failure gets what is left of the deadline, no more: past it the
+    // next fence aborts the transaction, and the task must not stay RUNNING meanwhile.
+    if (!late && tx) await Promise.race([tx.abort().catch(() => undefined), deadline.catch(() => undefined)]);
     throw new TaskFailure(isFencedError(err) ? 'fenced' : 'commit', `task ${task}: transaction failed`, err);
   } finally {
     clearTimeout(timer);

@@ -10,6 +10,8 @@ import type { Message } from 'kafkajs';
  */
 export class UnitOfWork {
   readonly cache = new WriteCache();
+  /** Key -> the encoded entity in `cache` (measured against ENTITY_MAX_BYTES at fold; the changelog gets these bytes). */
+  readonly encoded = new Map<string, Buffer>();
   readonly results: Message[] = [];
   readonly deadLetters: Message[] = [];
   /** Input topic -> the offset to commit (last folded offset + 1). */
@@ -30,6 +32,16 @@ export class UnitOfWork {
       this.results.length === 0 &&
       this.deadLetters.length === 0
     );
+  }
+
+  put(key: string, entity: StoredEntity, bytes: Buffer): void {
+    this.cache.put(key, entity);
+    this.encoded.set(key, bytes);
+  }
+
+  delete(key: string): void {
+    this.cache.delete(key);
+    this.encoded.delete(key);
   }
 
   countCommand(outcome: string): void {
