@@ -1,5 +1,7 @@
 import { waitUntil } from '@state-relay/testkit';
 import { fillStateDisk, partitionProcessor, partitionScanner } from './infrastructure-faults';
+import { poisonRecords } from './poison';
+import { interruptRebuild } from './rebuild';
 import type { ScenarioContext } from './scenario';
 import type { ProcessorOptions, ServiceNode } from './stack';
 
@@ -19,7 +21,9 @@ export type FaultName =
   | 'expire-transaction'
   | 'partition-processor'
   | 'partition-scanner'
-  | 'state-disk-full';
+  | 'state-disk-full'
+  | 'poison-record'
+  | 'interrupted-rebuild';
 /** One scenario each. */
 export const FAULTS: readonly FaultName[] = [
   'kill-processor',
@@ -32,6 +36,8 @@ export const FAULTS: readonly FaultName[] = [
   'partition-processor',
   'partition-scanner',
   'state-disk-full',
+  'poison-record',
+  'interrupted-rebuild',
 ];
 /** What the random schedule draws from: the above, and an unclean broker death. */
 export const SCHEDULE_POOL: readonly FaultName[] = [...FAULTS, 'kill-broker'];
@@ -288,5 +294,9 @@ export async function inject(ctx: ScenarioContext, fault: FaultName): Promise<vo
       return partitionScanner(ctx);
     case 'state-disk-full':
       return fillStateDisk(ctx);
+    case 'poison-record':
+      return poisonRecords(ctx);
+    case 'interrupted-rebuild':
+      return interruptRebuild(ctx);
   }
 }

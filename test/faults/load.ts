@@ -179,7 +179,28 @@ export function foldWithVersions(
 
 /** Every event in the topic, in partition-then-offset order (per key, the order the processor saw). */
 export async function eventsInLog(kafka: Kafka, topic: string): Promise<KeyedEvent[]> {
+  return (await inputLog(kafka, topic)).events;
+}
+
+/**
+ * The events topic as the processor reads it: the events it folds, in log order, and how many
+ * records it must dead-letter instead (not decodable, or refused by the account domain).
+ */
+export async function inputLog(kafka: Kafka, topic: string): Promise<{ events: KeyedEvent[]; refused: number }> {
   const records = await readTopic(kafka, topic, { isolation: 'read_committed', timeoutMs: 120_000 });
   records.sort((a, b) => a.partition - b.partition || (BigInt(a.offset) < BigInt(b.offset) ? -1 : 1));
-  return records.map((r) => ({ key: r.key!, event: decodeEvent(Buffer.from(r.key!), Buffer.from(r.value!)) }));
+  const events: KeyedEvent[] = [];
+  let refused = 0;
+  for (const r of records) {
+    let event: DomainEvent;
+    try {
+      event = decodeEvent(Buffer.from(r.key!), Buffer.from(r.value!));
+    } catch {
+      refused++;
+      continue;
+    }
+    if (validateAccountEvent(event) !== null) refused++;
+    else events.push({ key: r.key!, event });
+  }
+  return { events, refused };
 }

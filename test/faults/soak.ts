@@ -38,7 +38,7 @@ export interface SoakOptions {
  * broker restarts leave processor-1 and the scanner the same processes throughout.
  */
 export const SOAK_POOL: readonly FaultName[] = SCHEDULE_POOL.filter(
-  (f) => !f.startsWith('kill-processor') && f !== 'kill-scanner',
+  (f) => !f.startsWith('kill-processor') && f !== 'kill-scanner' && f !== 'interrupted-rebuild',
 );
 
 export interface Sample {

@@ -143,11 +143,14 @@ export class ServiceNode {
     return (await (await this.handle()).inspect()).State.Running;
   }
 
-  /** Starts the same container again: its writable layer and state volume are as the kill left them. */
-  async startAgain(): Promise<void> {
+  /**
+   * Starts the same container again: its writable layer and state volume are as the kill left
+   * them. Waits until it is ready unless `wait` is false.
+   */
+  async startAgain({ wait = true }: { wait?: boolean } = {}): Promise<void> {
     const c = await this.handle();
     await c.start();
-    await this.waitReady();
+    if (wait) await this.waitReady();
   }
 
   async waitReady(timeoutMs = 180_000): Promise<void> {
@@ -236,6 +239,8 @@ export interface ProcessorOptions {
    * A tmpfs is empty again after a restart: only for an instance that is never started again.
    */
   stateTmpfsMiB?: number;
+  /** `started`: return once it answers /healthz (it may still be restoring); default `ready` (/readyz 200). */
+  wait?: 'ready' | 'started';
 }
 
 export interface ScannerOptions {
@@ -290,7 +295,7 @@ export class FaultStack {
         ...options.env,
       })
       .withExposedPorts({ container: 8080, host: hostPort })
-      .withWaitStrategy(Wait.forHttp('/readyz', 8080).forStatusCode(200))
+      .withWaitStrategy(Wait.forHttp(options.wait === 'started' ? '/healthz' : '/readyz', 8080).forStatusCode(200))
       .withStartupTimeout(180_000)
       .start();
     const node = new ServiceNode(name, 'processor', container, hostPort);
