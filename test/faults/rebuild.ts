@@ -12,7 +12,7 @@ import type { ServiceNode } from './stack';
 // and own every task again.
 
 /** New accounts added first, so that a rebuild lasts long enough to be caught (never swept). */
-const GROW_ACCOUNTS = 60_000;
+const GROW_ACCOUNTS = 150_000;
 /** Kills tried before the fault settles for a rebuild it could not catch. */
 const ATTEMPTS = 3;
 
@@ -50,31 +50,46 @@ export async function interruptRebuild(ctx: ScenarioContext): Promise<void> {
   }
   await node.waitReady();
   await waitAllTasksOwned(ctx);
+  const changelog = await changelogRecordsAtMost(ctx);
   ctx.note(
-    `${node.name} ready; restored ${await node.counter('processor_restore_records_total')} records since its last start`,
+    `${node.name} ready; restored ${await node.counter('processor_restore_records_total')} records since its last start (the changelog holds at most ${changelog})`,
   );
+}
+
+/** The changelog's end offsets summed: its records, plus its transaction markers. */
+async function changelogRecordsAtMost(ctx: ScenarioContext): Promise<number> {
+  const admin = ctx.kafka.admin();
+  await admin.connect();
+  try {
+    return (await admin.fetchTopicOffsets(ctx.d.changelogTopic)).reduce((n, p) => n + Number(p.high), 0);
+  } finally {
+    await admin.disconnect();
+  }
 }
 
 /**
  * Polls the instance's metrics until it restores (records applied, tasks still restoring), then
- * kills it (-9) and returns how many records it had applied; undefined if it became ready first.
+ * kills it (-9) and returns how many records it had applied; undefined if its restore ended
+ * first. The metrics only: a request is answered between two applied batches.
  */
 async function killWhileRestoring(node: ServiceNode): Promise<number | undefined> {
   let restored: number | undefined;
+  let ended = false;
   await waitUntil(
     async () => {
       const text = await node.metrics().catch(() => '');
       if (!text) return false;
       const applied = metricSum(text, 'processor_restore_records_total', '');
-      if (applied > 0 && metricSum(text, 'processor_restoring_tasks', '') > 0) {
+      const restoring = metricSum(text, 'processor_restoring_tasks', '');
+      if (applied > 0 && restoring > 0) {
         await node.kill9();
         restored = applied;
         return true;
       }
-      const ready = await fetch(`${node.url}/readyz`, { signal: AbortSignal.timeout(3_000) }).catch(() => undefined);
-      return ready?.status === 200;
+      ended = applied > 0 && restoring === 0;
+      return ended;
     },
-    { timeoutMs: 180_000, intervalMs: 20, message: `${node.name} to restore or be ready` },
+    { timeoutMs: 180_000, intervalMs: 10, message: `${node.name} to restore` },
   );
   return restored;
 }
