@@ -87,7 +87,11 @@ export async function assertCoPartitioned(admin: Admin, topics: string[]): Promi
   return [...distinct][0]!;
 }
 
-/** End offset (high watermark) per partition of a topic, as bigint. */
+/**
+ * End offset per partition of a topic, as bigint: the last stable offset (LSO), what a
+ * read_committed consumer can reach. kafkajs's admin has no isolation level of its own, so its
+ * ListOffsets (v2+) takes the request's default, READ_COMMITTED (pinned by runtime.itest.ts).
+ */
 export async function endOffsets(admin: Pick<Admin, 'fetchTopicOffsets'>, topic: string): Promise<Map<number, bigint>> {
   const offsets = await admin.fetchTopicOffsets(topic);
   return new Map(offsets.map((o) => [o.partition, BigInt(o.high)]));

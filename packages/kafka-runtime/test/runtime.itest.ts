@@ -3,6 +3,7 @@ import { createTopics, kafkaClient, readTopic, testBrokers, uniqueName, waitUnti
 import {
   assertCoPartitioned,
   CoPartitionedAssigner,
+  endOffsets,
   initTaskProducer,
   ensureTopics,
   NotCoPartitionedError,
@@ -301,6 +302,35 @@ describe('kafka-runtime against a real broker', () => {
 
     const records = await readTopic(kafka, topic, { isolation: 'read_committed' });
     expect(records.map((r) => r.value)).toEqual(['from the owner']);
+  });
+
+  it('endOffsets is the last stable offset: an open transaction’s records are not in it', async () => {
+    const topic = uniqueName('lso');
+    const admin = kafka.admin();
+    await admin.connect();
+    const producer = kafka.producer({ transactionalId: uniqueName('tx'), idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    try {
+      await createTopics(admin, [{ topic, partitions: 1 }]);
+      const committed = await producer.transaction();
+      await committed.send({ topic, messages: [{ value: 'a' }, { value: 'b' }] });
+      await committed.commit(); // offsets 0-1, the commit marker at 2
+      const open = await producer.transaction();
+      await open.send({ topic, messages: [{ value: 'c' }, { value: 'd' }, { value: 'e' }] }); // 3-5: high watermark 6
+      // EndTxn returns before the markers are written, so the LSO gets there a moment later.
+      const lsoIs = (end: bigint) =>
+        waitUntil(async () => (await endOffsets(admin, topic)).get(0) === end, {
+          timeoutMs: 30_000,
+          message: `the last stable offset at ${end}`,
+        });
+      await lsoIs(3n);
+      await open.commit(); // the marker at 6
+      await lsoIs(7n);
+    } finally {
+      await producer.disconnect();
+      await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
+      await admin.disconnect();
+    }
   });
 
   it('a task producer looks its coordinators up once, not before every transactional request', async () => {

@@ -5,7 +5,7 @@ import { ChunkStatements } from './chunk-statements';
 import { parseStoredEntity } from '@state-relay/contracts';
 import { assertAfterKey, assertKey, assertLimit, decodeValue } from './codec';
 import { StoreCorruptRowError, StoreInvalidArgumentError, StoreInvalidFilterError } from './errors';
-import { assertOffset, formatOffset, offsetGreater } from './offset';
+import { assertOffset, formatOffset, offsetGreater, parseOffset } from './offset';
 import { SqliteFile, type Schema } from './sqlite-file';
 import type {
   ChangelogRecord,
@@ -69,7 +69,7 @@ export class ReplicaStore {
     setSyncedAt: Statement<[number]>;
     clearSync: Statement<[]>;
   };
-  private readonly applyTx: (records: readonly ChangelogRecord[]) => number;
+  private readonly applyTx: (records: readonly ChangelogRecord[], through?: FetchedThrough) => number;
   private readonly wipeTx: () => void;
 
   private constructor(file: SqliteFile) {
@@ -101,15 +101,13 @@ export class ReplicaStore {
       ),
       clearSync: db.prepare('DELETE FROM sync'),
     };
-    this.applyTx = db.transaction((records: readonly ChangelogRecord[]) => {
+    this.applyTx = db.transaction((records: readonly ChangelogRecord[], through?: FetchedThrough) => {
       const { put, del } = this.stmt;
       // Highest offset per partition, compared as decimal strings: no BigInt per record.
       const highest = new Map<number, string>();
       let skipped = 0;
       for (const { partition, offset, key, value } of records) {
-        if (!Number.isInteger(partition) || partition < 0 || partition > MAX_PARTITION) {
-          throw new StoreInvalidArgumentError(`partition must be a non-negative int32, got ${String(partition)}`);
-        }
+        assertPartition(partition);
         assertOffset(offset, 'offset');
         if (typeof key !== 'string' && !Buffer.isBuffer(key)) assertKey(key);
         if (value === null) del.run(key);
@@ -118,7 +116,11 @@ export class ReplicaStore {
         const seen = highest.get(partition);
         if (seen === undefined || offsetGreater(offset, seen)) highest.set(partition, offset);
       }
-      for (const [partition, offset] of highest) this.stmt.setOffset.run(partition, BigInt(offset) + 1n);
+      const next = new Map([...highest].map(([partition, offset]) => [partition, BigInt(offset) + 1n]));
+      if (through !== undefined && through.next > (next.get(through.partition) ?? -1n)) {
+        next.set(through.partition, through.next);
+      }
+      for (const [partition, offset] of next) this.stmt.setOffset.run(partition, offset);
       return skipped;
     });
     this.wipeTx = db.transaction(() => {
@@ -145,11 +147,16 @@ export class ReplicaStore {
    * set each partition's next offset to its highest offset in the batch + 1, in one
    * transaction: all or nothing. A value that is not JSON is skipped (only the processor
    * writes the changelog, so that is a bug there); returns how many were.
+   *
+   * `through`: where the fetch of these records ended on one partition (its last offset + 1,
+   * trailing transaction markers and aborted records included), stored in the same transaction
+   * when past the records; with no records it alone is stored (a batch of only markers).
    */
-  apply(records: readonly ChangelogRecord[]): number {
+  apply(records: readonly ChangelogRecord[], through?: { partition: number; next: string }): number {
     if (!Array.isArray(records)) throw new StoreInvalidArgumentError('records must be an array');
-    if (records.length === 0) return 0;
-    return this.file.run('apply', () => this.applyTx(records));
+    const position = through === undefined ? undefined : fetchedThrough(through);
+    if (records.length === 0 && position === undefined) return 0;
+    return this.file.run('apply', () => this.applyTx(records, position));
   }
 
   /** The schema version of a file written by older code whose rows were dropped on open, or null. */
@@ -249,6 +256,22 @@ export class ReplicaStore {
   /** Checkpoint the WAL into the file (TRUNCATE) and close. Idempotent. */
   close(): void {
     this.file.close();
+  }
+}
+
+interface FetchedThrough {
+  partition: number;
+  next: bigint;
+}
+
+function fetchedThrough({ partition, next }: { partition: number; next: string }): FetchedThrough {
+  assertPartition(partition);
+  return { partition, next: parseOffset(next, 'through.next') };
+}
+
+function assertPartition(partition: unknown): asserts partition is number {
+  if (!Number.isInteger(partition) || (partition as number) < 0 || (partition as number) > MAX_PARTITION) {
+    throw new StoreInvalidArgumentError(`partition must be a non-negative int32, got ${String(partition)}`);
   }
 }
 

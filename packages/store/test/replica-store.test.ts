@@ -116,6 +116,28 @@ describe('ReplicaStore', () => {
     expect(replica.offsets().size).toBe(0);
   });
 
+  it('stores where the fetch ended (markers included) with the records, or alone for a batch of markers', () => {
+    const replica = open();
+    replica.apply([rec(0, '0', 'a', entity(1)), rec(0, '1', 'b', entity(1))], { partition: 0, next: '3' });
+    expect(replica.offsets().get(0)).toBe('3'); // the commit marker at 2 is consumed too
+    replica.apply([], { partition: 0, next: '5' });
+    expect(replica.offsets().get(0)).toBe('5');
+    expect(replica.count()).toBe(2);
+    // A `through` short of the records never hides them.
+    replica.apply([rec(1, '9', 'c', entity(1))], { partition: 1, next: '4' });
+    expect(replica.offsets().get(1)).toBe('10');
+  });
+
+  it('rejects a `through` that is not a partition and an offset, writing nothing', () => {
+    const replica = open();
+    expect(() => replica.apply([rec(0, '0', 'a', entity(1))], { partition: -1, next: '1' })).toThrow(
+      StoreInvalidArgumentError,
+    );
+    expect(() => replica.apply([], { partition: 0, next: '-1' })).toThrow(/through.next/);
+    expect(replica.count()).toBe(0);
+    expect(replica.offsets().size).toBe(0);
+  });
+
   it('wipe drops rows and offsets so the changelog is consumed from the start', () => {
     const replica = open();
     replica.apply([rec(0, '7', 'a', entity(1))]);

@@ -39,9 +39,11 @@ const STALL_MS = 30_000;
 
 export class ReplicaFollower {
   private readonly consumer: ReplacingConsumer;
-  /** Next offset per partition: from SQLite at start, then from every batch, markers included. */
+  /** Next offset per partition, always as SQLite holds it: moved only by what was written there. */
   private readonly positions = new Map<number, bigint>();
   private ends?: Map<number, bigint>;
+  /** The oldest end read not reached yet: reaching it means every record committed before `readAt` is held. */
+  private syncTarget?: { ends: Map<number, bigint>; readAt: number };
   private caughtUp = false;
   private timers: NodeJS.Timeout[] = [];
 
@@ -118,9 +120,12 @@ export class ReplicaFollower {
         'replica follower joined; resuming from SQLite offsets',
       );
     });
-    // Batches holding only transaction markers or aborted records never reach eachBatch.
+    // Batches of only transaction markers or aborted records never reach eachBatch; kafkajs reports
+    // them here (batchSize 0). A batch with records ends here too when eachBatch skipped it: ignored.
     consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
-      if (payload.topic === topic) this.advance(payload.partition, BigInt(payload.lastOffset) + 1n);
+      if (payload.topic !== topic || payload.batchSize !== 0) return;
+      const next = BigInt(payload.lastOffset) + 1n;
+      if (next > (this.positions.get(payload.partition) ?? 0n)) this.store(payload.partition, [], next);
     });
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       logger.error({ err: payload.error, restart: payload.restart }, 'replica follower crashed');
@@ -129,7 +134,7 @@ export class ReplicaFollower {
   }
 
   private async run(consumer: Consumer): Promise<void> {
-    const { topic, replica, logger, metrics } = this.deps;
+    const { topic, logger, metrics } = this.deps;
     await consumer.connect();
     await consumer.subscribe({ topics: [topic], fromBeginning: true });
     await consumer.run({
@@ -152,13 +157,12 @@ export class ReplicaFollower {
             );
           }
         }
-        const skipped = replica.apply(records);
+        const skipped = this.store(batch.partition, records, BigInt(batch.lastOffset()) + 1n);
         if (skipped > 0) {
           metrics.undecodable.inc({ topic }, skipped);
           logger.error({ partition: batch.partition, skipped }, 'skipped changelog records whose value is not JSON');
         }
         metrics.replicaRecords.inc(records.length);
-        this.advance(batch.partition, BigInt(batch.lastOffset()) + 1n);
         await heartbeat();
       },
     });
@@ -234,30 +238,42 @@ export class ReplicaFollower {
     return end > position ? Number(end - position) : 0;
   }
 
-  private advance(partition: number, next: bigint): void {
-    const current = this.positions.get(partition);
-    if (current === undefined || next > current) this.positions.set(partition, next);
-    this.noteCaughtUp();
+  /**
+   * Writes a fetched batch's records and its end (`next`: last offset + 1, markers included) in
+   * one SQLite transaction, then moves the position to what SQLite now holds.
+   */
+  private store(partition: number, records: ChangelogRecord[], next: bigint): number {
+    const skipped = this.deps.replica.apply(records, { partition, next: next.toString() });
+    this.positions.set(partition, next);
+    this.noteReached();
+    return skipped;
   }
 
   private async refreshEnds(): Promise<void> {
+    const readAt = Date.now();
     this.ends = await endOffsets(this.deps.admin, this.deps.topic);
-    this.noteCaughtUp();
-    // In step with the end on every partition: remember when (see wipeIfStale).
-    if (this.consumer.current !== undefined && [...this.ends].every(([p, end]) => this.lagOf(p, end) === 0)) {
-      try {
-        this.deps.replica.markSynced(Date.now());
-      } catch (err) {
-        this.deps.logger.warn({ err }, 'recording the replica sync time failed');
-      }
-    }
+    this.syncTarget ??= { ends: this.ends, readAt };
+    this.noteReached();
   }
 
-  private noteCaughtUp(): void {
-    if (this.caughtUp || this.ends === undefined || this.consumer.current === undefined) return;
-    if ([...this.ends].every(([p, end]) => this.lagOf(p, end) === 0)) {
+  /**
+   * Once the replica holds everything up to an end read at `readAt` (the last stable offsets), it
+   * held every record committed before then: caught up, and synced at `readAt` (see wipeIfStale).
+   * Compared with an end read earlier, not the latest: under steady load the latest is never met.
+   */
+  private noteReached(): void {
+    const target = this.syncTarget;
+    if (target === undefined || this.consumer.current === undefined) return;
+    if (![...target.ends].every(([p, end]) => this.lagOf(p, end) === 0)) return;
+    this.syncTarget = undefined;
+    try {
+      this.deps.replica.markSynced(target.readAt);
+    } catch (err) {
+      this.deps.logger.warn({ err }, 'recording the replica sync time failed');
+    }
+    if (!this.caughtUp) {
       this.caughtUp = true;
-      this.deps.logger.info({ partitions: this.ends.size }, 'replica caught up with the changelog');
+      this.deps.logger.info({ partitions: target.ends.size }, 'replica caught up with the changelog');
     }
   }
 }
