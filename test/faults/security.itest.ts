@@ -95,6 +95,8 @@ describe('scanner API security (real service wiring, no broker)', () => {
       API_TOKEN: TOKEN,
       STATE_DIR: dir,
       MAX_BODY_BYTES: String(MAX_BODY),
+      // The properties create hundreds of scans that never run (no broker): the cap is not what they test.
+      MAX_ACTIVE_SCANS: '100000',
       LOG_LEVEL: 'trace',
     });
     const logger = createLogger('trace', { write: (line: string) => void logs.push(line) });
