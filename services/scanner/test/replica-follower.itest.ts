@@ -30,16 +30,16 @@ describe('replica follower against a real broker', () => {
   let admin: Admin;
   const cleanups: Array<() => Promise<void> | void> = [];
 
-  beforeAll(async () => {
+  // An admin per test: kafkajs keeps every topic an admin was asked about in its metadata requests,
+  // and one test's deleted topic would fail the next test's reads (UNKNOWN_TOPIC_OR_PARTITION).
+  beforeEach(async () => {
     kafka = kafkaClient(testBrokers());
     admin = kafka.admin();
     await admin.connect();
   });
-  afterAll(async () => {
-    await admin.disconnect();
-  });
   afterEach(async () => {
     for (const c of cleanups.splice(0).reverse()) await c();
+    await admin.disconnect();
   });
 
   async function changelog(): Promise<string> {

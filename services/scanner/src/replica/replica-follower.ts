@@ -42,6 +42,8 @@ export class ReplicaFollower {
   /** Next offset per partition, always as SQLite holds it: moved only by what was written there. */
   private readonly positions = new Map<number, bigint>();
   private ends?: Map<number, bigint>;
+  /** The periodic end read in flight, if any. */
+  private refreshing?: Promise<void>;
   /** The oldest end read not reached yet: reaching it means every record committed before `readAt` is held. */
   private syncTarget?: { ends: Map<number, bigint>; readAt: number };
   private caughtUp = false;
@@ -82,9 +84,10 @@ export class ReplicaFollower {
     await this.consumer.start();
     this.timers.push(
       setInterval(() => {
-        this.refreshEnds().catch((err: unknown) =>
-          logger.debug({ err }, 'refreshing the changelog end offsets failed'),
-        );
+        // One periodic read at a time (a slow broker must not pile them up), awaited by stop().
+        this.refreshing ??= this.refreshEnds()
+          .catch((err: unknown) => logger.debug({ err }, 'refreshing the changelog end offsets failed'))
+          .finally(() => (this.refreshing = undefined));
       }, this.deps.endsRefreshMs ?? 1_000),
       setInterval(() => {
         try {
@@ -170,6 +173,7 @@ export class ReplicaFollower {
 
   async stop(): Promise<void> {
     for (const t of this.timers.splice(0)) clearInterval(t);
+    await this.refreshing;
     await this.consumer.stop();
   }
 
