@@ -12,5 +12,5 @@ export {
 } from './error-shapes';
 export { withCoordinatorLookup, interceptClientCreation, CREATE_CLUSTER_SYMBOL } from './internals';
 export type { FindCoordinator } from './internals';
-export { openTopicFetcher, batchClass } from './topic-fetcher';
-export type { TopicFetcher, FetchRequest, FetchedBatch } from './topic-fetcher';
+export { openTopicFetcher, batchReader, READ_COMMITTED, TOPIC_FETCHER_CLUSTER_METHODS } from './topic-fetcher';
+export type { TopicFetcher, FetchRequest, FetchedBatch, FetchPartitionData } from './topic-fetcher';

@@ -1,15 +1,17 @@
 import type { Kafka, KafkaMessage } from 'kafkajs';
 import { KafkajsShapeError } from '../errors';
 import { clusterFactoryOf, withMethods } from './internals';
+import { assertSupportedKafkajs } from './version';
 
 // Fetch requests to partition leaders with kafkajs's own Cluster, Broker and Batch, the way its
 // consumer uses them (kafkajs 2.2.4: src/cluster, src/broker fetch, src/consumer/batch.js): kafkajs
 // has no public manual assignment.
 
 /** src/protocol/isolationLevel.js */
-const READ_COMMITTED = 1;
+export const READ_COMMITTED = 1;
 
-interface FetchPartitionData {
+/** One partition of a Fetch response as kafkajs's Broker.fetch decodes it. */
+export interface FetchPartitionData {
   partition: number;
   highWatermark: string;
   lastStableOffset?: string;
@@ -33,7 +35,8 @@ interface Cluster {
   findLeaderForPartitions(topic: string, partitions: number[]): Record<string, number[]>;
   findBroker(args: { nodeId: string }): Promise<Broker>;
 }
-const CLUSTER_METHODS = [
+/** The methods of kafkajs's Cluster a TopicFetcher calls. */
+export const TOPIC_FETCHER_CLUSTER_METHODS = [
   'connect',
   'disconnect',
   'addTargetTopic',
@@ -49,19 +52,6 @@ interface Batch {
   lastOffset(): string;
 }
 type BatchClass = new (topic: string, fetchedOffset: string, data: FetchPartitionData) => Batch;
-
-/** kafkajs's Batch: it drops records before the fetch offset, aborted records and transaction markers. */
-export function batchClass(): BatchClass {
-  let Batch: unknown;
-  try {
-    Batch = require('kafkajs/src/consumer/batch');
-  } catch (err) {
-    throw new KafkajsShapeError('the module kafkajs/src/consumer/batch', err);
-  }
-  if (typeof Batch !== 'function') throw new KafkajsShapeError('kafkajs/src/consumer/batch (not a class)');
-  withMethods<Batch>(Batch.prototype, 'Batch', ['isEmptyIncludingFiltered', 'lastOffset']);
-  return Batch as BatchClass;
-}
 
 export interface FetchRequest {
   maxWaitTime: number;
@@ -82,6 +72,35 @@ export interface FetchedBatch {
   lastStableOffset: string | undefined;
 }
 
+/**
+ * Decodes one partition of a Fetch response with kafkajs's Batch, which drops records before the
+ * fetch offset, aborted records and transaction markers. KafkajsShapeError when Batch is missing
+ * or has another shape.
+ */
+export function batchReader(): (topic: string, fetchOffset: string, data: FetchPartitionData) => FetchedBatch {
+  assertSupportedKafkajs();
+  let Batch: unknown;
+  try {
+    Batch = require('kafkajs/src/consumer/batch');
+  } catch (err) {
+    throw new KafkajsShapeError('the module kafkajs/src/consumer/batch', err);
+  }
+  if (typeof Batch !== 'function') throw new KafkajsShapeError('kafkajs/src/consumer/batch (not a class)');
+  withMethods<Batch>(Batch.prototype, 'Batch', ['isEmptyIncludingFiltered', 'lastOffset']);
+  const BatchClass = Batch as BatchClass;
+  return (topic, fetchOffset, data) => {
+    const batch = new BatchClass(topic, fetchOffset, data);
+    return {
+      partition: data.partition,
+      messages: batch.messages,
+      lastOffset: batch.isEmptyIncludingFiltered() ? undefined : batch.lastOffset(),
+      rawCount: batch.rawMessages.length,
+      highWatermark: data.highWatermark,
+      lastStableOffset: data.lastStableOffset,
+    };
+  };
+}
+
 /** Fetches from one topic's partition leaders, without a consumer group. */
 export interface TopicFetcher {
   /** Leader node id -> the partitions it leads, from the cluster's metadata. */
@@ -98,8 +117,12 @@ export interface TopicFetcher {
  */
 export async function openTopicFetcher(kafka: Kafka, topic: string): Promise<TopicFetcher> {
   const { factory } = clusterFactoryOf(kafka);
-  const Batch = batchClass();
-  const cluster = withMethods<Cluster>(factory({ allowAutoTopicCreation: false }), 'Cluster', CLUSTER_METHODS);
+  const readBatch = batchReader();
+  const cluster = withMethods<Cluster>(
+    factory({ allowAutoTopicCreation: false }),
+    'Cluster',
+    TOPIC_FETCHER_CLUSTER_METHODS,
+  );
   await cluster.connect();
   try {
     await cluster.addTargetTopic(topic);
@@ -125,15 +148,7 @@ export async function openTopicFetcher(kafka: Kafka, topic: string): Promise<Top
         for (const data of partitions) {
           const fetchOffset = fetchOffsets.get(data.partition);
           if (fetchOffset === undefined) continue;
-          const batch = new Batch(topic, fetchOffset, data);
-          batches.push({
-            partition: data.partition,
-            messages: batch.messages,
-            lastOffset: batch.isEmptyIncludingFiltered() ? undefined : batch.lastOffset(),
-            rawCount: batch.rawMessages.length,
-            highWatermark: data.highWatermark,
-            lastStableOffset: data.lastStableOffset,
-          });
+          batches.push(readBatch(topic, fetchOffset, data));
         }
       }
       return batches;
