@@ -38,7 +38,7 @@ export {
 } from '@state-relay/contracts';
 export { evaluateCondition, type Action, type Condition, type JsonObject } from '@state-relay/rules';
 export { TaskStore } from '@state-relay/store';
-export { initTaskProducer, ensureTopics, PartitionReader } from '@state-relay/kafka-runtime';
+export { initTaskProducer, ensureTopics, PartitionReader, interceptClientCreation } from '@state-relay/kafka-runtime';
 export { freePort, startKafka, kafkaImage, metricSum, type StartedKafka } from '@state-relay/testkit';
 
 /** A service's built entry point (`dist/<file>`), to start it as its own process. */

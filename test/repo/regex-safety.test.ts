@@ -19,7 +19,7 @@ const BUILT_AT_RUN_TIME: Record<string, () => string> = {
 
 /** Expressions that may stay as they are, keyed `file#expression`: why their input is trusted. */
 const TRUSTED_INPUT_ONLY: Record<string, string> = {
-  'packages/kafka-runtime/src/errors.ts#/producer.*(fenced|epoch)/i':
+  'packages/kafka-runtime/src/kafkajs/error-shapes.ts#/producer.*(fenced|epoch)/i':
     "kafkajs's and the broker's error messages, never a client's input",
   'services/scanner/src/http/routes/status-page.ts#new RegExp(`<${tag}[^>]*>([\\\\s\\\\S]*?)</${tag}>`)':
     'the status page HTML shipped in the repo, read once at start',

@@ -1,4 +1,4 @@
-import { kafkajs } from '../lib';
+import { interceptClientCreation, type Producer } from '../lib';
 
 /** One committed transaction of a task producer: when it ended and where its time went (ms). */
 export interface TransactionTiming {
@@ -35,8 +35,7 @@ export interface TransactionCounters {
   begun(task: number): number;
 }
 
-type ProducerConfig = Parameters<kafkajs.Kafka['producer']>[0];
-type Transaction = Awaited<ReturnType<kafkajs.Producer['transaction']>>;
+type Transaction = Awaited<ReturnType<Producer['transaction']>>;
 
 /**
  * Benchmark instrumentation of the processor's transactional producers, without touching the
@@ -51,12 +50,10 @@ type Transaction = Awaited<ReturnType<kafkajs.Producer['transaction']>>;
  */
 export function instrumentTransactions(observer: TransactionObserver, retryFromMs?: number): TransactionCounters {
   const begun = new Map<number, number>();
-  const original = kafkajs.Kafka.prototype.producer;
-  kafkajs.Kafka.prototype.producer = function (this: kafkajs.Kafka, config?: ProducerConfig) {
-    if (!config?.transactionalId) return original.call(this, config);
+  interceptClientCreation('producer', (config, create) => {
+    if (!config?.transactionalId) return create(config);
     const task = Number(/-(\d+)$/.exec(config.transactionalId)?.[1] ?? -1);
-    const producer = original.call(
-      this,
+    const producer = create(
       retryFromMs === undefined ? config : { ...config, retry: { ...config.retry, initialRetryTime: retryFromMs } },
     );
     if (observer.onRequest) {
@@ -106,11 +103,9 @@ export function instrumentTransactions(observer: TransactionObserver, retryFromM
       return tx as Transaction;
     };
     return producer;
-  };
+  });
   return { begun: (task) => begun.get(task) ?? 0 };
 }
-
-type ConsumerConfig = Parameters<kafkajs.Kafka['consumer']>[0];
 
 /**
  * The fetch loop of the consumer of group `groupId` in this process (the processor's own, not
@@ -118,14 +113,13 @@ type ConsumerConfig = Parameters<kafkajs.Kafka['consumer']>[0];
  * fetch starts is the fetch loop standing still (a blocking afterBatch, a synchronous fold).
  */
 export function instrumentFetches(groupId: string, onFetch: (startedAt: number, ms: number) => void): void {
-  const original = kafkajs.Kafka.prototype.consumer;
-  kafkajs.Kafka.prototype.consumer = function (this: kafkajs.Kafka, config: ConsumerConfig) {
-    const consumer = original.call(this, config);
+  interceptClientCreation('consumer', (config, create) => {
+    const consumer = create(config);
     if (config.groupId === groupId) {
       consumer.on(consumer.events.FETCH, ({ timestamp, payload }) =>
         onFetch(timestamp - payload.duration, payload.duration),
       );
     }
     return consumer;
-  };
+  });
 }

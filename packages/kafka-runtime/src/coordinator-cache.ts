@@ -1,12 +1,6 @@
 import type { Kafka } from 'kafkajs';
-
-/** What kafkajs's Cluster offers that the cache wraps (kafkajs 2.2.4, src/cluster/index.js). */
-interface ClusterInternals {
-  findGroupCoordinator(args: { groupId: string; coordinatorType?: number }): Promise<object>;
-}
-
-/** kafkajs keeps its cluster factory under this symbol (`PRIVATE.CREATE_CLUSTER` in src/index.js). */
-const CREATE_CLUSTER = 'private:Kafka:createCluster';
+import { KafkajsShapeError } from './errors';
+import { kafkaErrorType, withCoordinatorLookup, type FindCoordinator } from './kafkajs';
 
 /**
  * Creates a client with `create` (e.g. `() => kafka.producer(...)`) whose cluster remembers
@@ -18,26 +12,17 @@ const CREATE_CLUSTER = 'private:Kafka:createCluster';
  * kafkajs's internals are not as expected, the client is created unchanged.
  */
 export function withCoordinatorCache<T>(kafka: Kafka, ttlMs: number, create: () => T): T {
-  const holder = kafka as unknown as Record<symbol, (options: unknown) => unknown>;
-  const key = Object.getOwnPropertySymbols(kafka).find((s) => s.description === CREATE_CLUSTER);
-  const original = key ? holder[key] : undefined;
-  if (!key || typeof original !== 'function') return create();
-  holder[key] = (options: unknown) => {
-    const cluster = original(options) as Partial<ClusterInternals>;
-    if (typeof cluster.findGroupCoordinator === 'function') cacheCoordinators(cluster as ClusterInternals, ttlMs);
-    return cluster;
-  };
   try {
-    return create();
-  } finally {
-    holder[key] = original;
+    return withCoordinatorLookup(kafka, (find) => cachedCoordinators(find, ttlMs), create);
+  } catch (err) {
+    if (err instanceof KafkajsShapeError) return create();
+    throw err;
   }
 }
 
-function cacheCoordinators(cluster: ClusterInternals, ttlMs: number): void {
-  const find = cluster.findGroupCoordinator.bind(cluster);
+function cachedCoordinators(find: FindCoordinator, ttlMs: number): FindCoordinator {
   const cache = new Map<string, { at: number; broker: object }>();
-  cluster.findGroupCoordinator = async (args) => {
+  return async (args) => {
     const entry = `${args.coordinatorType ?? 0}/${args.groupId}`;
     const hit = cache.get(entry);
     if (hit && Date.now() - hit.at < ttlMs) return hit.broker;
@@ -55,7 +40,7 @@ function cacheCoordinators(cluster: ClusterInternals, ttlMs: number): void {
  * CONCURRENT_TRANSACTIONS (the previous transaction still completing) says nothing about it.
  */
 function forgetOnError(broker: object, forget: () => void): object {
-  const keep = (err: unknown) => (err as { type?: unknown } | undefined)?.type === 'CONCURRENT_TRANSACTIONS';
+  const keep = (err: unknown) => kafkaErrorType(err) === 'CONCURRENT_TRANSACTIONS';
   return new Proxy(broker, {
     get(target, prop, receiver) {
       const value: unknown = Reflect.get(target, prop, receiver);

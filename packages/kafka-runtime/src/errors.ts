@@ -1,3 +1,5 @@
+import { causes, hasProducerFencedMessage, kafkaErrorType } from './kafkajs/error-shapes';
+
 export const KafkaRuntimeErrorCodes = {
   TOPICS_NOT_CO_PARTITIONED: 'TOPICS_NOT_CO_PARTITIONED',
   TOPIC_CONFIG_CONFLICT: 'TOPIC_CONFIG_CONFLICT',
@@ -5,6 +7,8 @@ export const KafkaRuntimeErrorCodes = {
   TOPICS_NOT_READY: 'TOPICS_NOT_READY',
   PRODUCER_FENCED: 'PRODUCER_FENCED',
   OFFSET_OUT_OF_RANGE: 'OFFSET_OUT_OF_RANGE',
+  KAFKAJS_UNSUPPORTED: 'KAFKAJS_UNSUPPORTED',
+  KAFKAJS_SHAPE_CHANGED: 'KAFKAJS_SHAPE_CHANGED',
 } as const;
 export type KafkaRuntimeErrorCode = (typeof KafkaRuntimeErrorCodes)[keyof typeof KafkaRuntimeErrorCodes];
 
@@ -31,9 +35,6 @@ export class NotCoPartitionedError extends KafkaRuntimeError {
   }
 }
 
-/** Kafka's error code OFFSET_OUT_OF_RANGE (the protocol's, not kafkajs's text). */
-const KAFKA_OFFSET_OUT_OF_RANGE = 1;
-
 /**
  * A fetch asked for an offset the partition no longer holds: its log start moved past it
  * (DeleteRecords, retention) or its end is below it. Not retriable at the same offset.
@@ -52,11 +53,35 @@ export class OffsetOutOfRangeError extends KafkaRuntimeError {
   }
 }
 
-/** The partition a kafkajs error reports OFFSET_OUT_OF_RANGE for (decided by Kafka's code), or undefined. */
-export function offsetOutOfRangePartition(err: unknown): number | undefined {
-  const e = err as { code?: unknown; partition?: unknown } | null;
-  if (e?.code !== KAFKA_OFFSET_OUT_OF_RANGE) return undefined;
-  return typeof e.partition === 'number' ? e.partition : undefined;
+/** The installed kafkajs is not the release the kafkajs adapter (src/kafkajs) is written against. */
+export class UnsupportedKafkajsError extends KafkaRuntimeError {
+  constructor(
+    readonly installed: string,
+    readonly supported: string,
+  ) {
+    super(
+      KafkaRuntimeErrorCodes.KAFKAJS_UNSUPPORTED,
+      `kafkajs ${installed} is installed, but state-relay supports kafkajs ${supported} only: its kafkajs adapter (@state-relay/kafka-runtime, src/kafkajs) relies on that release's internals`,
+    );
+    this.name = 'UnsupportedKafkajsError';
+  }
+}
+
+/** A kafkajs internal the adapter relies on is missing or has another shape; `what` names it. */
+export class KafkajsShapeError extends KafkaRuntimeError {
+  constructor(
+    readonly what: string,
+    cause?: unknown,
+  ) {
+    super(
+      KafkaRuntimeErrorCodes.KAFKAJS_SHAPE_CHANGED,
+      `kafkajs internals changed: ${what} is not as the adapter expects`,
+      {
+        cause,
+      },
+    );
+    this.name = 'KafkajsShapeError';
+  }
 }
 
 const FENCED_TYPES = new Set(['INVALID_PRODUCER_EPOCH', 'PRODUCER_FENCED', 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED']);
@@ -66,13 +91,9 @@ const FENCED_TYPES = new Set(['INVALID_PRODUCER_EPOCH', 'PRODUCER_FENCED', 'TRAN
  * only correct reaction is to drop the task's uncommitted work, never to retry.
  */
 export function isFencedError(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; e && depth < 5; depth++) {
-    const type = (e as { type?: unknown }).type;
-    if (typeof type === 'string' && FENCED_TYPES.has(type)) return true;
-    const msg = (e as { message?: unknown }).message;
-    // kafkajs wraps some broker errors without their type; its fencing text is stable.
-    if (typeof msg === 'string' && /producer.*(fenced|epoch)/i.test(msg)) return true;
-    e = (e as { cause?: unknown }).cause ?? (e as { originalError?: unknown }).originalError;
+  for (const e of causes(err, 5)) {
+    const type = kafkaErrorType(e);
+    if ((type !== undefined && FENCED_TYPES.has(type)) || hasProducerFencedMessage(e)) return true;
   }
   return false;
 }
@@ -91,10 +112,9 @@ export const RECORD_REJECTED_TYPES: ReadonlySet<string> = new Set([
 
 /** The Kafka error type that refused a record, found along kafkajs's wrapping (`cause`), or undefined. */
 export function recordRejection(err: unknown): string | undefined {
-  for (let e: unknown = err, depth = 0; e && depth < 6; depth++) {
-    const type = (e as { type?: unknown }).type;
-    if (typeof type === 'string' && RECORD_REJECTED_TYPES.has(type)) return type;
-    e = (e as { cause?: unknown }).cause ?? (e as { originalError?: unknown }).originalError;
+  for (const e of causes(err, 6)) {
+    const type = kafkaErrorType(e);
+    if (type !== undefined && RECORD_REJECTED_TYPES.has(type)) return type;
   }
   return undefined;
 }

@@ -25,12 +25,22 @@ export {
   KafkaRuntimeErrorCodes,
   NotCoPartitionedError,
   OffsetOutOfRangeError,
+  UnsupportedKafkajsError,
+  KafkajsShapeError,
   isFencedError,
   recordRejection,
   RECORD_REJECTED_TYPES,
 } from './errors';
 export type { KafkaRuntimeErrorCode } from './errors';
 export { withCoordinatorCache } from './coordinator-cache';
+export {
+  SUPPORTED_KAFKAJS_VERSION,
+  assertSupportedKafkajs,
+  causes,
+  isConsumerNotRunningError,
+  // Instrumentation only: the benchmark's transaction and fetch timing.
+  interceptClientCreation,
+} from './kafkajs';
 export {
   watchConsumer,
   replacementDelayMs,

@@ -1,3 +1,4 @@
+import { assertSupportedKafkajs } from '@state-relay/kafka-runtime';
 import { Kafka, logLevel as kafkaLogLevel, type LogEntry, type RetryOptions } from 'kafkajs';
 import type { Logger } from 'pino';
 
@@ -26,8 +27,13 @@ export interface KafkaClientOptions {
   logger: Logger;
 }
 
-/** A kafkajs client as both services use one: logs through pino, retries with KAFKA_RETRY. */
+/**
+ * A kafkajs client as both services use one: logs through pino, retries with KAFKA_RETRY.
+ * Throws UnsupportedKafkajsError when the installed kafkajs is not the release kafka-runtime's
+ * adapter is written against.
+ */
 export function createKafkaClient({ clientId, brokers, logger }: KafkaClientOptions): Kafka {
+  assertSupportedKafkajs();
   return new Kafka({
     clientId,
     brokers,

@@ -2,6 +2,7 @@ import {
   committedOffsets,
   endOffsets,
   initTaskProducer,
+  isConsumerNotRunningError,
   restoreChangelog,
   taskOwnership,
   type AdminCalls,
@@ -65,13 +66,6 @@ function whileRunning(call: () => void): void {
   try {
     call();
   } catch (err) {
-    // kafkajs gives this state no code or flag: its message is the only mark.
-    if (
-      err instanceof Error &&
-      err.name === 'KafkaJSNonRetriableError' &&
-      /consumer#run must be called first/.test(err.message)
-    )
-      return;
-    throw err;
+    if (!isConsumerNotRunningError(err)) throw err;
   }
 }

@@ -1,4 +1,5 @@
 import { encodeCommand, type UpdateCommand } from '@state-relay/contracts';
+import { causes } from '@state-relay/kafka-runtime';
 import type { Kafka, Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 import { ScannerError } from '../errors';
@@ -25,9 +26,9 @@ export class CommandSendError extends ScannerError {
 
 /** kafkajs wraps the last retriable error in KafkaJSNumberOfRetriesAttempted (retriable: false). */
 function retriableChain(err: unknown): boolean {
-  for (let e = err, depth = 0; e && typeof e === 'object' && depth < 6; depth++) {
+  for (const e of causes(err, 6)) {
+    if (typeof e !== 'object') return false;
     if ((e as { retriable?: unknown }).retriable === true) return true;
-    e = (e as { cause?: unknown }).cause ?? (e as { originalError?: unknown }).originalError;
   }
   return false;
 }

@@ -1,0 +1,16 @@
+// The kafkajs adapter: every reach into kafkajs past its public API (private symbols, modules
+// under kafkajs/src, prototype patches, error shapes and message text). A kafkajs upgrade, or a
+// move to another client, is work in this folder; test/kafkajs-internals.test.ts pins each shape.
+export { SUPPORTED_KAFKAJS_VERSION, assertSupportedKafkajs, installedKafkajsVersion } from './version';
+export {
+  causes,
+  kafkaErrorType,
+  offsetOutOfRangePartition,
+  hasProducerFencedMessage,
+  isConsumerNotRunningError,
+  CONSUMER_NOT_RUNNING_MESSAGE,
+} from './error-shapes';
+export { withCoordinatorLookup, interceptClientCreation, CREATE_CLUSTER_SYMBOL } from './internals';
+export type { FindCoordinator } from './internals';
+export { openTopicFetcher, batchReader, READ_COMMITTED, TOPIC_FETCHER_CLUSTER_METHODS } from './topic-fetcher';
+export type { TopicFetcher, FetchRequest, FetchedBatch, FetchPartitionData } from './topic-fetcher';
