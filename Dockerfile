@@ -23,8 +23,9 @@ COPY packages/testkit/package.json packages/testkit/
 COPY packages/service-kit/package.json packages/service-kit/
 COPY services/processor/package.json services/processor/
 COPY services/scanner/package.json services/scanner/
-# A workspace project too (the lockfile lists it), though no image installs or builds it.
+# Workspace projects too (the lockfile lists them), though no image installs or builds them.
 COPY bench/package.json bench/
+COPY tools/demo-seed/package.json tools/demo-seed/
 # Both services' dependencies in one layer, so the two images share it (better-sqlite3 is
 # compiled once where no prebuilt binary can be downloaded). SERVICE is declared after it.
 RUN pnpm install --frozen-lockfile --filter "@state-relay/processor..." --filter "@state-relay/scanner..." --reporter=silent

@@ -2,8 +2,11 @@
 // `integration` (a real Kafka broker started once by Testcontainers in globalSetup).
 const transform = { '^.+\\.tsx?$': ['@swc/jest', { jsc: { target: 'es2022' } }] };
 // Tests import workspace packages from their TypeScript sources, no build needed (a package's
-// `testing` entry point, as its package.json `exports` names it, from src/testing/).
+// `testing` entry point, as its package.json `exports` names it, from src/testing/; a service's
+// `internal` one from src/internal.ts). The services come first: the packages' pattern matches them too.
 const moduleNameMapper = {
+  '^@state-relay/(processor|scanner)$': '<rootDir>/services/$1/src/index.ts',
+  '^@state-relay/(processor|scanner)/internal$': '<rootDir>/services/$1/src/internal.ts',
   '^@state-relay/([a-z-]+)$': '<rootDir>/packages/$1/src/index.ts',
   '^@state-relay/([a-z-]+)/testing$': '<rootDir>/packages/$1/src/testing/index.ts',
 };

@@ -77,7 +77,7 @@ wait_ready scanner http://127.0.0.1:8081/readyz
 # seeds only when the events topic has never been written (its end offsets are all 0) and
 # otherwise says so and keeps what is there.
 echo "[demo] seeding $accounts accounts through the events topic if the stack is empty (and waiting until the processor applied them)"
-KAFKA_BROKERS=127.0.0.1:39092 EVENTS_TOPIC=accounts-events APP_ID=state-relay node services/processor/dist/seed.js --if-empty "$accounts" 5
+KAFKA_BROKERS=127.0.0.1:39092 EVENTS_TOPIC=accounts-events APP_ID=state-relay node tools/demo-seed/dist/seed.js --if-empty "$accounts" 5
 
 echo "[demo] the canonical sweep: active accounts idle for more than 30 days become dormant"
 # The token reaches the CLI through STATE_RELAY_API_TOKEN (exported above), not its arguments.

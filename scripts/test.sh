@@ -14,13 +14,15 @@ bash scripts/setup.sh
 # The browser test drives Debian's chromium; unit tests need no browser.
 if [ "$what" != unit ]; then bash scripts/browser.sh; fi
 
-# The format check and lint count as one check each in the totals below.
+# The format check, lint and the dependency rules count as one check each in the totals below.
 checks_failed=0
 if [ "$what" != unit ]; then
   echo "[test] prettier --check"
   pnpm exec prettier --check . --log-level warn || { echo "[test] format check failed (pnpm format fixes it)"; checks_failed=$((checks_failed + 1)); }
   echo "[test] eslint"
   pnpm exec eslint . || { echo "[test] lint failed"; checks_failed=$((checks_failed + 1)); }
+  echo "[test] dependency rules (dependency-cruiser)"
+  pnpm run -s lint:deps || { echo "[test] dependency rules failed (.dependency-cruiser.cjs says why)"; checks_failed=$((checks_failed + 1)); }
 fi
 
 results="$root/.state-relay/jest-results.json"

@@ -14,12 +14,9 @@ export {
   createProcessorMetrics,
   loadConfig,
   type AggregateInput,
-  type CommitReport,
-  type InputBatch,
-  type ProcessingExtension,
   type ProcessorConfig,
-  type TaskContext,
 } from '@state-relay/processor';
+export type { CommitReport, InputBatch, ProcessingExtension, TaskContext } from '@state-relay/processor/internal';
 
 export { accountsDomain, applyAccountEvent, markDormant, DORMANCY_SWEEP } from '@state-relay/accounts';
 export { accountsOracle, generateAccountEvents, mulberry32 } from '@state-relay/accounts/testing';

@@ -13,17 +13,16 @@ import { DORMANCY_SWEEP } from '@state-relay/accounts';
 import { ReplicaStore, type ChangelogRecord } from '@state-relay/store';
 import { createTopics, kafkaClient, startKafka } from '@state-relay/testkit';
 import pino from 'pino';
+import { buildApp, createScannerMetrics } from '@state-relay/scanner';
 import {
-  buildApp,
   CommandLagProbe,
   CommandSender,
   COMMANDS_PER_BATCH,
   COMMANDS_PER_REQUEST,
-  createScannerMetrics,
   EngineScanService,
   openScansDatabase,
   ScanEngine,
-} from '@state-relay/scanner';
+} from '@state-relay/scanner/internal';
 import { table } from './markdown';
 import { diskSection, measureScansDisk, type DiskResult } from './scans-disk';
 

@@ -8,7 +8,7 @@ import { DORMANCY_SWEEP } from '@state-relay/accounts';
 import { commandIdFor } from '@state-relay/contracts';
 import pino from 'pino';
 import { table } from './markdown';
-import { openScansDatabase, ScanRowsRetention, type ScansDatabase } from '@state-relay/scanner';
+import { openScansDatabase, ScanRowsRetention, type ScansDatabase } from '@state-relay/scanner/internal';
 
 const COMMANDS_PER_SCAN = 100_000;
 const BATCH = 2_000;

@@ -1,6 +1,6 @@
 import type { StoredEntity } from '@state-relay/contracts';
+import type { KafkaMessage } from 'kafkajs';
 import type { AggregateInput } from './aggregate';
-import type { CommitReport, InputBatch } from './tasks/task';
 
 /**
  * Code an embedder runs inside the processor's loop, as a Kafka Streams punctuator or commit
@@ -32,4 +32,27 @@ export interface TaskContext {
    * verdict is not sent to the results topic). Returns how many changed an entity.
    */
   foldInputs(inputs: Iterable<[string, AggregateInput]>): number;
+}
+
+/** A fetched batch of one input partition: what a task folds and what afterBatch is shown. */
+export interface InputBatch {
+  topic: string;
+  partition: number;
+  messages: KafkaMessage[];
+  /** Offset of the last record of the batch (markers included), as kafkajs reports it. */
+  lastOffset: string;
+}
+
+/** What one committed transaction carried (for metrics and an extension's onCommit). */
+export interface CommitReport {
+  task: number;
+  /** The unit's number within the task (see Task.openUnit): what an observer matches folds to. */
+  unit: number;
+  startedAt: number;
+  committedAt: number;
+  /** Input topic -> timestamps of the records the transaction committed. */
+  inputs: Map<string, number[]>;
+  changes: number;
+  results: number;
+  deadLetters: number;
 }

@@ -1,3 +1,5 @@
+// What an embedder builds a processor from. Tests and the benchmark reach further through
+// ./internal (@state-relay/processor/internal).
 export { aggregate } from './aggregate';
 export type { AggregateInput, AggregateResult, CommandVerdict } from './aggregate';
 export { loadConfig, ConfigError } from './config';
@@ -7,5 +9,3 @@ export type { ProcessorMetrics } from './metrics';
 export { Processor } from './processor';
 export { buildApp } from './http/app';
 export type { ProcessorDeps, TaskView } from './processor';
-export type { ProcessingExtension, TaskContext } from './extension';
-export type { CommitReport, InputBatch } from './tasks/task';

@@ -12,8 +12,7 @@ import type { Logger } from 'pino';
 import type { ProcessorConfig } from '../config';
 import type { ProcessorMetrics } from '../metrics';
 import type { TaskLifecycle } from '../tasks/lifecycle';
-import type { TaskContext } from '../extension';
-import type { InputBatch } from '../tasks/task';
+import type { InputBatch, TaskContext } from '../extension';
 
 /** kafkajs's default rebalance timeout, set explicitly: the stall watch must outlast a join. */
 const REBALANCE_TIMEOUT_MS = 60_000;

@@ -1,10 +1,10 @@
 import type { EntityDomain } from '@state-relay/domain';
 import { DEAD_LETTER_HEADERS, type StoredEntity } from '@state-relay/contracts';
 import type { TaskStore } from '@state-relay/store';
-import type { KafkaMessage, Producer } from 'kafkajs';
+import type { Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { AggregateInput } from '../aggregate';
-import type { TaskContext } from '../extension';
+import type { CommitReport, InputBatch, TaskContext } from '../extension';
 import type { ProcessorMetrics } from '../metrics';
 import { asTaskFailure, TaskFailure, type TaskFailureKind } from './errors';
 import { DEAD_LETTER_MAX_BYTES, DEFAULT_ENTITY_MAX_BYTES } from '../kafka/limits';
@@ -20,28 +20,6 @@ export interface TaskTopics {
   results: string;
   deadLetter: string;
   changelog: string;
-}
-
-export interface InputBatch {
-  topic: string;
-  partition: number;
-  messages: KafkaMessage[];
-  /** Offset of the last record of the batch (markers included), as kafkajs reports it. */
-  lastOffset: string;
-}
-
-/** What one committed transaction carried (for metrics and an extension's onCommit). */
-export interface CommitReport {
-  task: number;
-  /** The unit's number within the task (see Task.openUnit): what an observer matches folds to. */
-  unit: number;
-  startedAt: number;
-  committedAt: number;
-  /** Input topic -> timestamps of the records the transaction committed. */
-  inputs: Map<string, number[]>;
-  changes: number;
-  results: number;
-  deadLetters: number;
 }
 
 /**

@@ -1,0 +1,16 @@
+/**
+ * @state-relay/scanner/internal: for the scanner's tests, the benchmark and tools, not a stable
+ * API. The parts a Scanner wires together, so the benchmark (bench/src/scanner/) can assemble one
+ * around its own database and broker; they may change with the scanner. Embedders import
+ * @state-relay/scanner.
+ */
+export { openScansDatabase } from './scanner';
+export type { ScansDatabase } from './scanner';
+export { ScanEngine } from './scans/scan-engine';
+export { ScanStore } from './scans/scan-store';
+export { CommandLagProbe } from './scans/command-lag';
+export { CommandSender } from './scans/command-sender';
+export { ScanRowsRetention } from './scans/scan-retention';
+export type { ScanRowsRetentionOptions } from './scans/scan-retention';
+export { COMMANDS_PER_BATCH, COMMANDS_PER_REQUEST } from './scans/scan-plan';
+export { EngineScanService } from './scans/scan-service';
