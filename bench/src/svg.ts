@@ -10,15 +10,10 @@ import { sweepLabel } from './sweeps';
 export function latencyChart(results: SweepResult[], rounds: number, subtitle: string): string {
   const xMax = Math.max(...results.map((r) => r.timeline.length * (r.bucketMs / 1000)));
   const yMax = niceCeil(Math.max(100, ...results.flatMap((r) => r.timeline.map((b) => (b.n > 0 ? b.max : 0)))), [1, 3]);
-  const step = xMax > 120 ? 20 : xMax > 60 ? 10 : 5;
   return lineChart({
     title: 'Event latency (produce → commit) around each sweep',
     subtitle,
-    x: {
-      max: xMax,
-      ticks: Array.from({ length: Math.floor(xMax / step) + 1 }, (_, i) => i * step),
-      label: (t) => `${t} s`,
-    },
+    x: { max: xMax, step: xMax > 120 ? 20 : xMax > 60 ? 10 : 5, label: (t) => `${t} s` },
     bandLabel: 'sweep',
     panelHeight: 200,
     panels: results.map((r) => {

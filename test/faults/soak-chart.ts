@@ -9,7 +9,6 @@ const COLORS = ['#2563eb', '#c2410c', '#059669', '#7c3aed'];
 
 export function soakChart(r: SoakResult, subtitle: string): string {
   const xMax = Math.max(60, r.samples[r.samples.length - 1]?.t ?? 60);
-  const step = niceCeil(xMax / 60 / 8) * 60;
   const over = (f: (s: Sample) => number | null) => r.samples.map((s) => [s.t, f(s)] as const);
   const panel = (title: string, series: Array<Omit<ChartSeries, 'color'>>, log = false): ChartPanel => {
     const values = series.flatMap((s) => s.points.flatMap(([, v]) => (v === null ? [] : [v])));
@@ -31,11 +30,7 @@ export function soakChart(r: SoakResult, subtitle: string): string {
   return lineChart({
     title: 'Soak: memory, latency and rates over time',
     subtitle,
-    x: {
-      max: xMax,
-      ticks: Array.from({ length: Math.floor(xMax / step) + 1 }, (_, i) => i * step),
-      label: (t) => `${t / 60} min`,
-    },
+    x: { max: xMax, step: niceCeil(xMax / 60 / 8) * 60, label: (t) => `${t / 60} min` },
     bandLabel: 'sweep',
     markerLabel: 'fault',
     panelHeight: 170,

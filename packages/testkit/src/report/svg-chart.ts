@@ -28,7 +28,8 @@ export interface ChartPanel {
 export interface LineChart {
   title: string;
   subtitle: string;
-  x: ChartAxis & { max: number };
+  /** The x axis from 0 to `max`, a tick every `step`. */
+  x: { max: number; step: number; label(value: number): string };
   panels: ChartPanel[];
   /** What a band and a marker stand for, in each panel's legend. */
   bandLabel?: string;
@@ -85,7 +86,7 @@ function panel(chart: LineChart, p: ChartPanel, top: number, height: number): st
     out.push(
       `<line x1="${x(t)}" x2="${x(t)}" y1="${y0}" y2="${y1}" stroke="${COLORS.marker}" stroke-dasharray="3 2"/>`,
     );
-  for (const t of chart.x.ticks) {
+  for (let t = 0; t <= chart.x.max; t += chart.x.step) {
     out.push(`<line x1="${x(t)}" x2="${x(t)}" y1="${y1}" y2="${y1 + 4}" stroke="${COLORS.axis}"/>`);
     out.push(
       `<text x="${x(t)}" y="${y1 + 16}" text-anchor="middle" fill="${COLORS.axis}">${escape(chart.x.label(t))}</text>`,

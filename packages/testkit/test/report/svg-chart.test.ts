@@ -3,7 +3,7 @@ import { lineChart, logTicks, niceCeil, type LineChart } from '../../src/report/
 const chart: LineChart = {
   title: 'Event latency <over> time',
   subtitle: '200,000 keys & 2,000 events/s',
-  x: { max: 60, ticks: [0, 20, 40, 60], label: (t) => `${t} s` },
+  x: { max: 60, step: 20, label: (t) => `${t} s` },
   bandLabel: 'sweep',
   markerLabel: 'fault',
   panels: [
