@@ -156,12 +156,7 @@ export function resultsMarkdown(r: BenchReport): string {
     '',
     '### Targets',
     '',
-    '| target | aim | measured | |',
-    '| --- | --- | --- | --- |',
-    ...r.targets.map(
-      (x) =>
-        `| ${x.name} | ${x.aim} | ${x.measured} | ${x.met === null ? `not judged: ${x.note ?? ''}` : x.met ? 'met' : '**missed**'} |`,
-    ),
+    ...targetsTable(r.targets),
     '',
     ...(offAim
       ? [
@@ -259,6 +254,16 @@ export function writeDocs(root: string, report: BenchReport, svg: string): void 
   formatWithPrettier([jsonPath]);
   writeFileSync(join(dir, 'latency.svg'), svg);
   writeDocsBlock(join(root, 'docs', 'benchmarks.md'), 'bench:results', resultsMarkdown(report));
+}
+
+/** The targets as a markdown table: each one met, missed or not judged (and why). */
+export function targetsTable(targets: Target[]): string[] {
+  const verdict = (x: Target) => (x.met === null ? `not judged: ${x.note ?? ''}` : x.met ? 'met' : '**missed**');
+  return [
+    '| target | aim | measured | |',
+    '| --- | --- | --- | --- |',
+    ...targets.map((x) => `| ${x.name} | ${x.aim} | ${x.measured} | ${verdict(x)} |`),
+  ];
 }
 
 function whatIf(o: BenchOptions): string {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { formatWithPrettier, writeDocsBlock } from '../lib';
 import type { Machine, SourceState } from '../machine';
 import type { BenchOptions } from '../options';
-import { mb, n, type Target } from '../report';
+import { mb, n, targetsTable, type Target } from '../report';
 import type { RestorePartResult, StateSizeResult } from './index';
 import { SPARSE_SWEEP } from './index';
 import { checkStateSize, type MemoryPeak } from './state-size';
@@ -146,12 +146,7 @@ export function restoreMarkdown(report: RestoreReport): string {
     '',
     '#### Targets (issue 13)',
     '',
-    '| target | aim | measured | |',
-    '| --- | --- | --- | --- |',
-    ...report.targets.map(
-      (x) =>
-        `| ${x.name} | ${x.aim} | ${x.measured} | ${x.met === null ? `not judged: ${x.note ?? ''}` : x.met ? 'met' : '**missed**'} |`,
-    ),
+    ...targetsTable(report.targets),
     '',
     '#### Checks',
     '',
