@@ -1,10 +1,6 @@
-import {
-  DEAD_LETTER_TOPIC_MAX_MESSAGE_BYTES,
-  TOPIC_MAX_MESSAGE_BYTES,
-} from '../../../services/processor/src/kafka/limits';
-import { changelogTopicName } from '@state-relay/contracts';
-import { deploymentTopics, newDeployment, PROCESSOR_TOPIC_LIMITS } from '../src/deployment';
+import { deploymentTopics, newDeployment } from '../src/deployment';
 
+// test/repo/testkit-mirrors.test.ts pins these settings to the processor's own.
 describe('a deployment', () => {
   it('names its app id from the prefix, uniquely, and its topics after the app id', () => {
     const d = newDeployment('bench-tput', 6);
@@ -16,7 +12,7 @@ describe('a deployment', () => {
       commandsTopic: `${d.appId}-commands`,
       resultsTopic: `${d.appId}-results`,
       deadLetterTopic: `${d.appId}-dlq`,
-      changelogTopic: changelogTopicName(d.appId, 'accounts'),
+      changelogTopic: `${d.appId}-accounts-changelog`,
       partitions: 6,
     });
   });
@@ -32,12 +28,5 @@ describe('a deployment', () => {
       { topic: d.resultsTopic, partitions: 3, configs: limit },
       { topic: d.deadLetterTopic, partitions: 1, configs: { 'max.message.bytes': String(8 * 1_048_576) } },
     ]);
-  });
-
-  it("mirrors the processor's own record limits", () => {
-    expect(PROCESSOR_TOPIC_LIMITS).toEqual({
-      topicMaxMessageBytes: TOPIC_MAX_MESSAGE_BYTES,
-      deadLetterMaxMessageBytes: DEAD_LETTER_TOPIC_MAX_MESSAGE_BYTES,
-    });
   });
 });
