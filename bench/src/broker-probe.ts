@@ -1,6 +1,12 @@
-import { initTaskProducer, type Admin, type Kafka, type Producer } from './lib';
-import { summarize, type LatencySummary } from './stats';
-import { createTopicsRetrying } from './deployment';
+import {
+  createTopics,
+  initTaskProducer,
+  LatencyHistogram,
+  type Admin,
+  type Kafka,
+  type LatencySummary,
+  type Producer,
+} from './lib';
 
 export interface BrokerProbe {
   /** One small produce request (acks=all), non-transactional. */
@@ -26,14 +32,14 @@ const FENCES = 10;
  */
 export async function probeBroker(kafka: Kafka, admin: Admin): Promise<BrokerProbe> {
   const topic = `bench-probe-${Date.now().toString(36)}`;
-  await createTopicsRetrying(admin, [{ topic, partitions: 2 }]);
+  await createTopics(admin, [{ topic, partitions: 2 }]);
   const plain = kafka.producer({ allowAutoTopicCreation: false });
   await plain.connect();
-  const produce: number[] = [];
+  const produce = new LatencyHistogram();
   for (let i = 0; i < ROUNDS; i++) {
     const started = performance.now();
     await plain.send({ topic, messages: [{ key: 'k', value: 'v'.repeat(200) }] });
-    produce.push(performance.now() - started);
+    produce.record(performance.now() - started);
   }
   await plain.disconnect();
 
@@ -47,27 +53,30 @@ export async function probeBroker(kafka: Kafka, admin: Admin): Promise<BrokerPro
   });
   await slow.connect();
   // In alternating blocks, so drift of the shared machine does not favour one of the two.
-  const fastTimes: number[] = [];
-  const slowTimes: number[] = [];
+  const fastTimes = new LatencyHistogram();
+  const slowTimes = new LatencyHistogram();
   await warmUp(task, topic);
   await warmUp(slow, topic);
   for (let block = 0; block < ROUNDS / BLOCK; block++) {
-    fastTimes.push(...(await transactions(task, topic, block * BLOCK)));
-    slowTimes.push(...(await transactions(slow, topic, block * BLOCK)));
+    await transactions(task, topic, block * BLOCK, fastTimes);
+    await transactions(slow, topic, block * BLOCK, slowTimes);
   }
-  const transactionMs = summarize(fastTimes);
-  const transactionSlowRetryMs = summarize(slowTimes);
   // Each new producer of the id fences the one before it (still connected, as a zombie would be).
-  const fences: number[] = [];
+  const fences = new LatencyHistogram();
   let previous = task;
   for (let i = 0; i < FENCES; i++) {
     const started = performance.now();
     const next = await initTaskProducer({ kafka, appId: `${topic}-task`, task: 0 });
-    fences.push(performance.now() - started);
+    fences.record(performance.now() - started);
     await previous.disconnect().catch(() => undefined);
     previous = next;
   }
-  const result = { produceMs: summarize(produce), transactionMs, transactionSlowRetryMs, fenceMs: summarize(fences) };
+  const result = {
+    produceMs: produce.summary(),
+    transactionMs: fastTimes.summary(),
+    transactionSlowRetryMs: slowTimes.summary(),
+    fenceMs: fences.summary(),
+  };
   await Promise.all([previous.disconnect(), slow.disconnect()]);
   await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
   return result;
@@ -104,14 +113,12 @@ async function warmUp(producer: Producer, topic: string): Promise<void> {
   }
 }
 
-/** BLOCK back-to-back transactions, each begun right after the previous one committed. */
-async function transactions(producer: Producer, topic: string, offset: number): Promise<number[]> {
+/** BLOCK back-to-back transactions, each begun right after the previous one committed, timed into `times`. */
+async function transactions(producer: Producer, topic: string, offset: number, times: LatencyHistogram): Promise<void> {
   const once = transactionOnce(producer, topic);
-  const times: number[] = [];
   for (let i = 1; i <= BLOCK; i++) {
     const started = performance.now();
     await once(offset + i);
-    times.push(performance.now() - started);
+    times.record(performance.now() - started);
   }
-  return times;
 }

@@ -1,60 +1,16 @@
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { changelogTopicName, ensureTopics, type Admin, type Kafka, type Message } from './lib';
+import { newDeployment as newTopics, type Admin, type Deployment as Topics, type Kafka, type Message } from './lib';
+
+export { createDeploymentTopics } from './lib';
 
 /** The topics, consumer group and state directory of one processor deployment. */
-export interface Deployment {
-  appId: string;
-  eventsTopic: string;
-  commandsTopic: string;
-  resultsTopic: string;
-  deadLetterTopic: string;
-  changelogTopic: string;
-  partitions: number;
+export interface Deployment extends Topics {
   stateDir: string;
 }
 
 export function newDeployment(name: string, partitions: number, workDir: string): Deployment {
-  const appId = `bench-${name}-${randomBytes(3).toString('hex')}`;
-  return {
-    appId,
-    eventsTopic: `${appId}-events`,
-    commandsTopic: `${appId}-commands`,
-    resultsTopic: `${appId}-results`,
-    deadLetterTopic: `${appId}-dlq`,
-    changelogTopic: changelogTopicName(appId, 'accounts'),
-    partitions,
-    stateDir: join(workDir, appId),
-  };
-}
-
-/** The topics as the processor itself would create them (so seeding can happen before it starts). */
-export async function createDeploymentTopics(admin: Admin, d: Deployment, extra: string[] = []): Promise<void> {
-  await createTopicsRetrying(admin, [
-    ...extra.map((topic) => ({ topic, partitions: d.partitions })),
-    { topic: d.eventsTopic, partitions: d.partitions },
-    { topic: d.commandsTopic, partitions: d.partitions },
-    { topic: d.changelogTopic, partitions: d.partitions, compacted: true },
-    { topic: d.resultsTopic, partitions: d.partitions },
-    { topic: d.deadLetterTopic, partitions: 1 },
-  ]);
-}
-
-/**
- * ensureTopics, retried: right after the broker starts, waiting for the new topics' leaders
- * can fail with a retriable UNKNOWN_TOPIC_OR_PARTITION that kafkajs gives up on.
- */
-export async function createTopicsRetrying(admin: Admin, topics: Parameters<typeof ensureTopics>[1]): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await ensureTopics(admin, topics);
-      const { topics: meta } = await admin.fetchTopicMetadata({ topics: topics.map((t) => t.topic) });
-      if (meta.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) return;
-    } catch (err) {
-      if (attempt >= 10 || (err as { retriable?: boolean }).retriable === false) throw err;
-    }
-    await new Promise((r) => setTimeout(r, 500 * attempt));
-  }
+  const topics = newTopics(`bench-${name}`, partitions);
+  return { ...topics, stateDir: join(workDir, topics.appId) };
 }
 
 /**

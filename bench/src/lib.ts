@@ -35,8 +35,25 @@ export {
 } from '@state-relay/contracts';
 export { evaluateCondition, type Action, type Condition, type JsonObject } from '@state-relay/rules';
 export { TaskStore } from '@state-relay/store';
-export { initTaskProducer, ensureTopics, PartitionReader, interceptClientCreation } from '@state-relay/kafka-runtime';
-export { freePort, startKafka, kafkaImage, metricSum, type StartedKafka } from '@state-relay/testkit';
+export { initTaskProducer, PartitionReader, interceptClientCreation } from '@state-relay/kafka-runtime';
+export {
+  freePort,
+  startKafka,
+  kafkaImage,
+  metricSum,
+  createTopics,
+  newDeployment,
+  createDeploymentTopics,
+  LatencyHistogram,
+  lineChart,
+  logTicks,
+  niceCeil,
+  writeDocsBlock,
+  formatWithPrettier,
+  type Deployment,
+  type LatencySummary,
+  type StartedKafka,
+} from '@state-relay/testkit';
 
 /** A service's built entry point (`dist/<file>`), to start it as its own process. */
 export function serviceEntry(service: '@state-relay/scanner' | '@state-relay/processor', file: string): string {

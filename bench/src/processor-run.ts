@@ -23,7 +23,7 @@ export interface TaskStates {
 
 /** A processor child for one deployment, with everything it reports collected. */
 export class ProcessorRun {
-  readonly log = new CommitLog();
+  readonly log: CommitLog;
   readonly restores: RestoreEvent[] = [];
   /** Every group join (the processor's "joined the group" line): when, and the tasks assigned. */
   readonly joins: Array<{ at: number; tasks: number[] }> = [];
@@ -43,9 +43,10 @@ export class ProcessorRun {
   constructor(
     brokers: string[],
     d: Deployment,
-    o: { processorEnv: Record<string, string>; txRetryMs?: number },
+    o: { processorEnv: Record<string, string>; txRetryMs?: number; eventLatencies?: boolean },
     execArgv: string[] = [],
   ) {
+    this.log = new CommitLog(o.eventLatencies ?? false);
     const config: ProcessorChildConfig = {
       brokers,
       appId: d.appId,

@@ -1,12 +1,12 @@
-import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BrokerProbe } from './broker-probe';
 import type { CpuUse } from './cpu';
 import type { Machine } from './machine';
 import type { BenchOptions } from './options';
-import type { LatencySummary, TransactionSummary } from './stats';
+import { formatWithPrettier, writeDocsBlock, type LatencySummary } from './lib';
 import type { Reference } from './reference';
-import type { Stall } from './stats';
+import type { Stall, TransactionSummary } from './stats';
 import { sweepLabel, type SweepComparison, type SweepResult } from './sweeps';
 import type { ThroughputResult } from './throughput';
 
@@ -156,12 +156,7 @@ export function resultsMarkdown(r: BenchReport): string {
     '',
     '### Targets',
     '',
-    '| target | aim | measured | |',
-    '| --- | --- | --- | --- |',
-    ...r.targets.map(
-      (x) =>
-        `| ${x.name} | ${x.aim} | ${x.measured} | ${x.met === null ? `not judged: ${x.note ?? ''}` : x.met ? 'met' : '**missed**'} |`,
-    ),
+    ...targetsTable(r.targets),
     '',
     ...(offAim
       ? [
@@ -250,42 +245,25 @@ export function resultsMarkdown(r: BenchReport): string {
   return lines.join('\n');
 }
 
-const START = '<!-- bench:results:start (written by `pnpm bench`; edit outside these markers) -->';
-const END = '<!-- bench:results:end -->';
-
-/** latest.json, latency.svg and the results block of docs/benchmarks.md (the prose around it is kept). */
-export async function writeDocs(root: string, report: BenchReport, svg: string): Promise<void> {
+/** latest.json, latency.svg and the bench:results block of docs/benchmarks.md (the prose around it is kept). */
+export function writeDocs(root: string, report: BenchReport, svg: string): void {
   const dir = join(root, 'docs', 'benchmarks');
   mkdirSync(dir, { recursive: true });
   const jsonPath = join(dir, 'latest.json');
-  writeFileSync(jsonPath, await formatted(root, jsonPath, `${JSON.stringify(report)}\n`));
-  writeFileSync(join(dir, 'latency.svg'), `${svg}\n`);
-  const mdPath = join(root, 'docs', 'benchmarks.md');
-  const block = `${START}\n\n${resultsMarkdown(report)}\n\n${END}`;
-  const md = existsSync(mdPath)
-    ? readFileSync(mdPath, 'utf8')
-    : `# Benchmarks\n\n## Latest results\n\n${START}\n${END}\n`;
-  const from = md.indexOf(START.slice(0, 30));
-  const to = md.indexOf(END);
-  const next =
-    from >= 0 && to > from
-      ? `${md.slice(0, from)}${block}${md.slice(to + END.length)}`
-      : `${md.trimEnd()}\n\n## Latest results\n\n${block}\n`;
-  writeFileSync(mdPath, await formatted(root, mdPath, next));
+  writeFileSync(jsonPath, `${JSON.stringify(report)}\n`);
+  formatWithPrettier([jsonPath]);
+  writeFileSync(join(dir, 'latency.svg'), svg);
+  writeDocsBlock(join(root, 'docs', 'benchmarks.md'), 'bench:results', resultsMarkdown(report));
 }
 
-/**
- * The text as the repository's prettier would write it (format:check stays clean), or as it
- * is when prettier is not installed: the root devDependency, not a dependency of the bench.
- */
-export async function formatted(root: string, path: string, text: string): Promise<string> {
-  let prettier: { format(t: string, o: object): Promise<string>; resolveConfig(p: string): Promise<object | null> };
-  try {
-    prettier = require(join(root, 'node_modules', 'prettier')) as typeof prettier;
-  } catch {
-    return text;
-  }
-  return prettier.format(text, { ...((await prettier.resolveConfig(path)) ?? {}), filepath: path });
+/** The targets as a markdown table: each one met, missed or not judged (and why). */
+export function targetsTable(targets: Target[]): string[] {
+  const verdict = (x: Target) => (x.met === null ? `not judged: ${x.note ?? ''}` : x.met ? 'met' : '**missed**');
+  return [
+    '| target | aim | measured | |',
+    '| --- | --- | --- | --- |',
+    ...targets.map((x) => `| ${x.name} | ${x.aim} | ${x.measured} | ${verdict(x)} |`),
+  ];
 }
 
 function whatIf(o: BenchOptions): string {

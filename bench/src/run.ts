@@ -96,7 +96,7 @@ async function mainParts(
     `${sweeps.keys.toLocaleString('en-US')} keys, ${sweeps.rate.toLocaleString('en-US')} events/s steady load, ${machine.cpus} CPUs, ${machine.date.slice(0, 10)}`,
   );
   if (o.writeDocs) {
-    await writeDocs(ROOT, report, svg);
+    writeDocs(ROOT, report, svg);
     log('wrote docs/benchmarks.md, docs/benchmarks/latest.json and docs/benchmarks/latency.svg');
   } else {
     const out = join(tmpdir(), 'state-relay-bench-latest.json');
@@ -141,7 +141,7 @@ async function restorePart(
   };
   process.stdout.write(`\n${restoreMarkdown(report)}\n\n`);
   if (o.writeDocs) {
-    await writeRestoreDocs(ROOT, report);
+    writeRestoreDocs(ROOT, report);
     log('wrote docs/benchmarks/restore.json and the bench:restore block of docs/benchmarks.md');
   } else {
     const out = join(tmpdir(), 'state-relay-bench-restore.json');

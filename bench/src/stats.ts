@@ -1,5 +1,8 @@
 import type { CommitEntry, CommitsReport } from './children/processor-child';
 import type { AbortedTransaction, TransactionTiming } from './children/transaction-timing';
+import { LatencyHistogram, type LatencySummary } from './lib';
+
+export type { LatencySummary } from './lib';
 
 /** The processor's transactions in a window: how many per second and where their time went. */
 export interface TransactionSummary {
@@ -26,28 +29,9 @@ export interface TransactionSummary {
   loopDelay: { p99: number; max: number };
 }
 
-export interface LatencySummary {
-  count: number;
-  p50: number;
-  p99: number;
-  max: number;
-}
-
-/** Nearest-rank percentile of an ascending array. */
-export function percentile(sorted: ArrayLike<number>, p: number): number {
-  if (sorted.length === 0) return NaN;
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[rank]!;
-}
-
-export function summarize(values: ArrayLike<number>): LatencySummary {
-  const sorted = Float64Array.from(values).sort();
-  return {
-    count: sorted.length,
-    p50: percentile(sorted, 50),
-    p99: percentile(sorted, 99),
-    max: sorted.length ? sorted[sorted.length - 1]! : NaN,
-  };
+/** count, p50, p99 and max of `values` (ms), through the shared latency histogram. */
+export function summarize(values: Iterable<number>): LatencySummary {
+  return LatencyHistogram.of(values).summary();
 }
 
 /** The longest stall of one task (or of all tasks together) in a window. */
@@ -62,8 +46,11 @@ export interface Stall {
 
 /**
  * Every committed transaction of one processor, as the child reported them (one per task per
- * commit interval): commit time, task, what it carried, and each event's produce -> commit
- * latency (ms).
+ * commit interval): commit time, task, what it carried, and, when `eventLatencies`, each
+ * event's and command's produce -> commit latency (ms). Those are kept per event because the
+ * windows a sweep phase is judged on (the baseline before the sweep's start, the events in
+ * flight during it) are known only once the sweep has ended: a phase holds rate × its length
+ * of them (about 130,000 at the default settings), released with it.
  */
 export class CommitLog {
   readonly commits: CommitEntry[] = [];
@@ -71,11 +58,14 @@ export class CommitLog {
   readonly firstEvent: number[] = [];
   readonly latency: number[] = [];
   readonly commandLatency: number[] = [];
+  private eventCount = 0;
   readonly transactions: TransactionTiming[] = [];
   readonly aborted: AbortedTransaction[] = [];
   readonly requests: Array<CommitsReport['requests']> = [];
   readonly fetches: Array<[number, number]> = [];
   readonly loopDelay: Array<CommitsReport['loopDelay']> = [];
+
+  constructor(private readonly eventLatencies: boolean) {}
 
   add(r: CommitsReport): void {
     for (const t of r.transactions) this.transactions.push(t);
@@ -83,18 +73,18 @@ export class CommitLog {
     for (const f of r.fetches) this.fetches.push(f);
     if (r.loopDelay.at > 0) this.loopDelay.push(r.loopDelay);
     for (const a of r.aborted) this.aborted.push(a);
-    let at = this.latency.length;
     for (const c of r.commits) {
       this.commits.push({ ...c, oldestEvent: c.oldestEvent ?? NaN });
-      this.firstEvent.push(at);
-      at += c.events;
+      this.firstEvent.push(this.eventCount);
+      this.eventCount += c.events;
     }
+    if (!this.eventLatencies) return;
     for (const l of r.latency) this.latency.push(l);
     for (const l of r.commandLatency) this.commandLatency.push(l);
   }
 
   get events(): number {
-    return this.latency.length;
+    return this.eventCount;
   }
 
   /** The commits that carried events, in commit order. */
@@ -103,6 +93,7 @@ export class CommitLog {
   }
 
   private eventsOf(b: number): number[] {
+    if (!this.eventLatencies) throw new Error('this commit log keeps no event latencies');
     const first = this.firstEvent[b]!;
     return this.latency.slice(first, first + this.commits[b]!.events);
   }
@@ -132,6 +123,7 @@ export class CommitLog {
 
   /** The same for the update commands (the relay's): produce by the scanner -> commit. */
   commandLatenciesBetween(from: number, to: number): number[] {
+    if (!this.eventLatencies) throw new Error('this commit log keeps no command latencies');
     const out: number[] = [];
     let at = 0;
     for (const c of this.commits) {
@@ -241,14 +233,13 @@ export class CommitLog {
     bucketMs: number,
   ): Array<{ t: number; p50: number; p99: number; max: number; n: number }> {
     const count = Math.max(0, Math.ceil((end - origin) / bucketMs));
-    const lists: number[][] = Array.from({ length: count }, () => []);
+    const commitsIn: number[][] = Array.from({ length: count }, () => []);
     this.commits.forEach((c, b) => {
       const slot = Math.floor((c.committedAt - origin) / bucketMs);
-      if (slot < 0 || slot >= count) return;
-      for (const l of this.eventsOf(b)) lists[slot]!.push(l);
+      if (slot >= 0 && slot < count) commitsIn[slot]!.push(b);
     });
-    return lists.map((l, i) => {
-      const s = summarize(l);
+    return commitsIn.map((commits, i) => {
+      const s = summarize(commits.flatMap((b) => this.eventsOf(b)));
       return { t: (i * bucketMs) / 1000, p50: s.p50, p99: s.p99, max: s.max, n: s.count };
     });
   }

@@ -119,7 +119,7 @@ async function runPhase(mode: SweepMode, round: number, s: Shared): Promise<Swee
   log(`sweep ${name}: seeding ${s.seedMessages.length} entities into ${d.changelogTopic}`);
   await produceAll(kafka, d.changelogTopic, s.seedMessages);
 
-  const proc = new ProcessorRun(brokers, d, o);
+  const proc = new ProcessorRun(brokers, d, { ...o, eventLatencies: true });
   let scanner: ScannerProcess | undefined;
   let load: Child | undefined;
   try {

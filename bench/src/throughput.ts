@@ -5,11 +5,11 @@ import { AS_OF, log } from './common';
 import { brokerPid, cpuBetween, snapshot, type CpuUse } from './cpu';
 import { createDeploymentTopics, newDeployment, produceAll, waitCommittedToEnd } from './deployment';
 import { Child } from './ipc';
-import { accountsOracle, encodeEvent, generateAccountEvents, type Admin, type Kafka } from './lib';
+import { accountsOracle, encodeEvent, generateAccountEvents, type Admin, type Kafka, type LatencySummary } from './lib';
 import type { BenchOptions } from './options';
 import { ProcessorRun } from './processor-run';
 import { summarizeProfile, type ProfileSummary } from './profile';
-import { summarize, type LatencySummary, type TransactionSummary } from './stats';
+import type { TransactionSummary } from './stats';
 import { checkState, readStores } from './verify';
 
 export interface ThroughputResult {
@@ -102,7 +102,7 @@ export async function measureThroughput(
     firstRecords: number;
     lastAt: number;
     copied: number;
-    batchMs: number[];
+    batchMs: LatencySummary;
   }>('done');
   const rawCpu = cpuBetween(rawBefore, snapshot({ pipeline: raw.pid, broker }));
   const rawPeak = raw.peakRss();
@@ -145,7 +145,7 @@ export async function measureThroughput(
     accounts,
     partitions: o.partitions,
     produceMs,
-    raw: { eventsPerSec: rawRate, batchMs: summarize(rawDone.batchMs), peakRssBytes: rawPeak, cpu: rawCpu },
+    raw: { eventsPerSec: rawRate, batchMs: rawDone.batchMs, peakRssBytes: rawPeak, cpu: rawCpu },
     eos: {
       eventsPerSec: eosRate,
       wallMs: caughtUp - eos.spawnedAt,

@@ -1,8 +1,9 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { writeDocsBlock } from '@state-relay/testkit';
 import type { CampaignOptions, RunRecord } from './campaign';
 import { campaignMarkdown, summaryLines } from './campaign-report';
-import { replaceBlock, ROOT, type RunMeta } from './report';
+import { ROOT, type RunMeta } from './report';
 
 // `pnpm faults:report` (cli.js starts jest on this file): rewrites the campaign block of
 // docs/faults.md from docs/faults/campaign.json, which `pnpm faults` writes after every run, so
@@ -26,7 +27,7 @@ describe('fault campaign report', () => {
     campaign.meta.finishedAt ??= (await stat(file)).mtime.toISOString();
     expect(runs.length).toBeGreaterThan(0);
     for (const line of summaryLines(runs)) process.stdout.write(`${line}\n`);
-    await replaceBlock(
+    writeDocsBlock(
       path.join(ROOT, 'docs/faults.md'),
       'campaign',
       campaignMarkdown(runs, campaign.options, campaign.meta, campaign.parallel ?? 1, campaign.complete ?? true),

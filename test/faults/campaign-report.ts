@@ -1,6 +1,7 @@
+import { percentileOf } from '@state-relay/testkit';
 import type { CampaignOptions, RunRecord } from './campaign';
 import type { FaultName } from './faults';
-import { int, median, provenance, quantile, seconds, type RunMeta } from './report';
+import { int, provenance, seconds, type RunMeta } from './report';
 
 // The campaign's words and tables: one line per run, a summary, the docs block.
 
@@ -50,8 +51,8 @@ export function byFault(records: RunRecord[]): FaultFigures[] {
       drawn: records.flatMap((r) => r.schedule).filter((f) => f === fault).length,
       recovered: done.length,
       duringWalk: done.filter((f) => f.scanStatus === 'running').length,
-      median: median(ms),
-      p90: quantile(ms, 0.9),
+      median: percentileOf(ms, 50),
+      p90: percentileOf(ms, 90),
       max: Math.max(...ms),
     };
   });

@@ -1,8 +1,9 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { writeDocsBlock } from '@state-relay/testkit';
 import { runCampaign, type CampaignOptions, type RunRecord } from './campaign';
 import { campaignMarkdown, runLine, summaryLines } from './campaign-report';
-import { replaceBlock, ROOT, runMeta, writeJson } from './report';
+import { ROOT, runMeta, writeJson } from './report';
 import { FaultStack } from './stack';
 
 // `pnpm faults` (cli.js starts jest on this file with the options in STATE_RELAY_FAULTS_CLI):
@@ -82,7 +83,7 @@ describe('fault campaign', () => {
       for (const line of summaryLines(records)) say(line);
       if (cli.docs) {
         await writeJson(json, { meta, options, parallel: cli.parallel, complete: true, runs: records });
-        await replaceBlock(
+        writeDocsBlock(
           path.join(ROOT, 'docs/faults.md'),
           'campaign',
           campaignMarkdown(records, options, meta, cli.parallel),

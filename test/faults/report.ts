@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
 // What the campaign and the soak write: the run's provenance (commit, working tree, machine),
-// JSON next to the docs, and a results block of docs/faults.md rewritten between markers.
+// JSON next to the docs (the docs blocks are written by testkit's writeDocsBlock).
 
 export const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -65,34 +65,5 @@ export async function writeJson(file: string, data: unknown): Promise<void> {
   await writeFile(file, `${JSON.stringify(data, null, 2)}\n`);
 }
 
-/**
- * Replaces what lies between `<!-- name:start -->` and `<!-- name:end -->` in `file`, then
- * formats the file as `prettier --check` expects it (tables aligned).
- */
-export async function replaceBlock(file: string, name: string, content: string): Promise<void> {
-  const text = await readFile(file, 'utf8');
-  const start = `<!-- ${name}:start -->`;
-  const end = `<!-- ${name}:end -->`;
-  const i = text.indexOf(start);
-  const j = text.indexOf(end);
-  if (i < 0 || j < i) throw new Error(`${file} has no ${start} … ${end} block`);
-  await writeFile(file, `${text.slice(0, i + start.length)}\n${content.trim()}\n${text.slice(j)}`);
-  // prettier's CLI in a child: its API loads ESM, which jest's module system cannot.
-  execFileSync(process.execPath, [path.join(ROOT, 'node_modules/prettier/bin/prettier.cjs'), '--write', file], {
-    cwd: ROOT,
-    stdio: 'ignore',
-  });
-}
-
 export const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 export const int = (n: number) => n.toLocaleString('en-US');
-
-export function quantile(values: number[], q: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
-}
-
-export function median(values: number[]): number {
-  return quantile(values, 0.5);
-}

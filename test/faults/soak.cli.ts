@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { int, median, provenance, replaceBlock, ROOT, runMeta, writeJson, type RunMeta } from './report';
+import { percentileOf, writeDocsBlock } from '@state-relay/testkit';
+import { int, provenance, ROOT, runMeta, writeJson, type RunMeta } from './report';
 import { GROWTH_LIMIT, runSoak, type SoakOptions, type SoakResult } from './soak';
 import { soakChart } from './soak-chart';
 import { FaultStack } from './stack';
@@ -38,10 +39,18 @@ function summary(r: SoakResult): string[] {
   return [
     `load: asked ${int(c.asked)} events/s; in 45 s of calibration the generator offered ${int(c.offered)} and the processor ` +
       `committed ${int(c.committed)} events/s: ${c.held ? 'held' : 'not held'}; soaked at ${int(c.rate)} events/s`,
-    `${r.samples.length} samples over ${r.samples[r.samples.length - 1]?.t ?? 0} s; events/s committed median ${int(median(r.samples.map((s) => s.eventsPerSec)))}; ` +
-      `event commit p99 per 10 s window: median ${median(p99)} ms, max ${Math.max(...p99)} ms; ` +
+    `${r.samples.length} samples over ${r.samples[r.samples.length - 1]?.t ?? 0} s; events/s committed median ${int(
+      percentileOf(
+        r.samples.map((s) => s.eventsPerSec),
+        50,
+      ),
+    )}; ` +
+      `event commit p99 per 10 s window: median ${percentileOf(p99, 50)} ms, max ${Math.max(...p99)} ms; ` +
       `lag at the end of the measured phase ${int(r.samples[r.samples.length - 1]?.lag ?? 0)} events`,
-    `${done.length} of ${r.sweeps.length} sweeps completed, each ${done[0]?.matched ?? '?'} accounts; duration median ${median(done.map((s) => s.endT! - s.startT))} s`,
+    `${done.length} of ${r.sweeps.length} sweeps completed, each ${done[0]?.matched ?? '?'} accounts; duration median ${percentileOf(
+      done.map((s) => s.endT! - s.startT),
+      50,
+    )} s`,
     `faults: ${r.faults.map((f) => `${f.fault} at ${Math.round(f.t / 60)} min → ${f.recoveryMs === undefined ? 'FAILED' : `${(f.recoveryMs / 1000).toFixed(1)} s`}`).join('; ') || 'none'}`,
     ...r.memory.map(
       (m) =>
@@ -60,7 +69,7 @@ function markdown(r: SoakResult, meta: RunMeta): string {
       '[`docs/faults/soak.json`](faults/soak.json).',
     '',
     ...summary(r).map((l) => `- ${l}`),
-    `- broker (JVM, \`-Xmx768m\`; container memory, not judged): median ${median(broker).toFixed(0)} MiB, max ${Math.max(...broker).toFixed(0)} MiB`,
+    `- broker (JVM, \`-Xmx768m\`; container memory, not judged): median ${percentileOf(broker, 50).toFixed(0)} MiB, max ${Math.max(...broker).toFixed(0)} MiB`,
     '',
     '![Soak: memory, latency and rates over time](faults/soak.svg)',
   ].join('\n');
@@ -89,7 +98,7 @@ describe('soak', () => {
         await writeJson(path.join(ROOT, 'docs/faults/soak.json'), { meta, ...result });
         const subtitle = `${cli.command} · commit ${meta.commit.slice(0, 12)} · ${result.calibration.rate} events/s`;
         await writeFile(path.join(ROOT, 'docs/faults/soak.svg'), soakChart(result, subtitle));
-        await replaceBlock(path.join(ROOT, 'docs/faults.md'), 'soak', markdown(result, meta));
+        writeDocsBlock(path.join(ROOT, 'docs/faults.md'), 'soak', markdown(result, meta));
         say('[soak] wrote docs/faults/soak.json, docs/faults/soak.svg and the soak block of docs/faults.md');
       }
       expect({ error: result.error, grew: result.memory.filter((m) => m.grew).map((m) => m.process) }).toEqual({

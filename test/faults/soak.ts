@@ -1,9 +1,9 @@
 import { DORMANCY_SWEEP } from '@state-relay/accounts';
+import { percentileOf } from '@state-relay/testkit';
 import { waitCaughtUp } from '../../services/processor/test/harness';
 import { inject, SCHEDULE_POOL, type FaultName } from './faults';
 import { AS_OF, SteadyLoad } from './load';
 import { waitRecovered } from './recovery';
-import { median } from './report';
 import { deploy, type ScenarioContext } from './scenario';
 import {
   addBuckets,
@@ -99,8 +99,8 @@ export function memoryVerdict(samples: Sample[], process: string): MemoryVerdict
     samples
       .filter((s) => s.t > end * from && s.t <= end * to)
       .flatMap((s) => (s.rssMiB[process] ? [s.rssMiB[process]!] : []));
-  const secondQuarterMiB = median(inQuarter(0.25, 0.5));
-  const lastQuarterMiB = median(inQuarter(0.75, 1));
+  const secondQuarterMiB = percentileOf(inQuarter(0.25, 0.5), 50);
+  const lastQuarterMiB = percentileOf(inQuarter(0.75, 1), 50);
   const ratio = lastQuarterMiB / secondQuarterMiB;
   return { process, secondQuarterMiB, lastQuarterMiB, ratio, grew: !(ratio <= GROWTH_LIMIT) };
 }

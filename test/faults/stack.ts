@@ -4,9 +4,10 @@ import {
   freePort,
   kafkaClient,
   metricSum,
+  newDeployment as newTopics,
   startKafka,
-  uniqueName,
   waitUntil,
+  type Deployment,
   type StartedKafka,
 } from '@state-relay/testkit';
 import {
@@ -49,28 +50,11 @@ async function buildImage(service: Service): Promise<GenericContainer> {
     .build(imageName(service), { deleteOnExit: false });
 }
 
-/** Topic names and ids of one deployment: each scenario gets its own, on the shared broker. */
-export interface Deployment {
-  appId: string;
-  eventsTopic: string;
-  commandsTopic: string;
-  resultsTopic: string;
-  deadLetterTopic: string;
-  changelogTopic: string;
-  partitions: number;
-}
+export type { Deployment } from '@state-relay/testkit';
 
+/** Topic names and ids of one deployment: each scenario gets its own, on the shared broker; its processor creates the topics. */
 export function newDeployment(partitions = 4): Deployment {
-  const appId = uniqueName('faults');
-  return {
-    appId,
-    eventsTopic: `${appId}-events`,
-    commandsTopic: `${appId}-commands`,
-    resultsTopic: `${appId}-results`,
-    deadLetterTopic: `${appId}-dlq`,
-    changelogTopic: `${appId}-accounts-changelog`,
-    partitions,
-  };
+  return newTopics('faults', partitions);
 }
 
 function serviceEnv(d: Deployment, brokers: string): Record<string, string> {

@@ -1,5 +1,5 @@
 import { runChild, type ChildMessage } from '../ipc';
-import { kafkajs } from '../lib';
+import { kafkajs, LatencyHistogram } from '../lib';
 
 export interface RawChildConfig {
   brokers: string[];
@@ -33,7 +33,7 @@ runChild<RawChildConfig>(async (cfg, send) => {
   let firstAt: number | undefined;
   let firstRecords = 0;
   let lastAt = 0;
-  const batchMs: number[] = [];
+  const batchMs = new LatencyHistogram();
   let reported = false;
   await consumer.run({
     partitionsConsumedConcurrently: 4,
@@ -58,7 +58,7 @@ runChild<RawChildConfig>(async (cfg, send) => {
       resolveOffset(batch.lastOffset());
       await heartbeat();
       const now = Date.now();
-      batchMs.push(now - started);
+      batchMs.record(now - started);
       if (firstAt === undefined) {
         firstAt = now;
         firstRecords = batch.messages.length;
@@ -67,7 +67,16 @@ runChild<RawChildConfig>(async (cfg, send) => {
       copied += batch.messages.length;
       if (copied >= cfg.expect && !reported) {
         reported = true;
-        send({ type: 'done', joinedAt, firstAt, firstRecords, lastAt, copied, batches: batchMs.length, batchMs });
+        send({
+          type: 'done',
+          joinedAt,
+          firstAt,
+          firstRecords,
+          lastAt,
+          copied,
+          batches: batchMs.count,
+          batchMs: batchMs.summary(),
+        });
       }
     },
   });

@@ -1,8 +1,9 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { formatWithPrettier, writeDocsBlock } from '../lib';
 import type { Machine, SourceState } from '../machine';
 import type { BenchOptions } from '../options';
-import { formatted, mb, n, type Target } from '../report';
+import { mb, n, targetsTable, type Target } from '../report';
 import type { RestorePartResult, StateSizeResult } from './index';
 import { SPARSE_SWEEP } from './index';
 import { checkStateSize, type MemoryPeak } from './state-size';
@@ -145,12 +146,7 @@ export function restoreMarkdown(report: RestoreReport): string {
     '',
     '#### Targets (issue 13)',
     '',
-    '| target | aim | measured | |',
-    '| --- | --- | --- | --- |',
-    ...report.targets.map(
-      (x) =>
-        `| ${x.name} | ${x.aim} | ${x.measured} | ${x.met === null ? `not judged: ${x.note ?? ''}` : x.met ? 'met' : '**missed**'} |`,
-    ),
+    ...targetsTable(report.targets),
     '',
     '#### Checks',
     '',
@@ -268,23 +264,12 @@ const PHASE_NAMES: Record<string, string> = {
   firstCommitMs: 'first commits',
 };
 
-const START = '<!-- bench:restore:start (written by `pnpm bench` part 3; edit outside these markers) -->';
-const END = '<!-- bench:restore:end -->';
-
 /** docs/benchmarks/restore.json and the block between the bench:restore markers of docs/benchmarks.md. */
-export async function writeRestoreDocs(root: string, report: RestoreReport): Promise<void> {
+export function writeRestoreDocs(root: string, report: RestoreReport): void {
   const dir = join(root, 'docs', 'benchmarks');
   mkdirSync(dir, { recursive: true });
   const jsonPath = join(dir, 'restore.json');
-  writeFileSync(jsonPath, await formatted(root, jsonPath, `${JSON.stringify(report)}\n`));
-  const mdPath = join(root, 'docs', 'benchmarks.md');
-  const block = `${START}\n\n${restoreMarkdown(report)}\n\n${END}`;
-  const md = existsSync(mdPath) ? readFileSync(mdPath, 'utf8') : '# Benchmarks\n';
-  const from = md.indexOf(START.slice(0, 30));
-  const to = md.indexOf(END);
-  const next =
-    from >= 0 && to > from
-      ? `${md.slice(0, from)}${block}${md.slice(to + END.length)}`
-      : `${md.trimEnd()}\n\n## Latest results: restore, catch-up and memory (part 3)\n\n${block}\n`;
-  writeFileSync(mdPath, await formatted(root, mdPath, next));
+  writeFileSync(jsonPath, `${JSON.stringify(report)}\n`);
+  formatWithPrettier([jsonPath]);
+  writeDocsBlock(join(root, 'docs', 'benchmarks.md'), 'bench:restore', restoreMarkdown(report));
 }

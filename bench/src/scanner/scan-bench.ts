@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { DORMANCY_SWEEP } from '@state-relay/accounts';
 import { ReplicaStore, type ChangelogRecord } from '@state-relay/store';
-import { createTopics, kafkaClient, startKafka } from '@state-relay/testkit';
+import { createTopics, kafkaClient, LatencyHistogram, startKafka } from '@state-relay/testkit';
 import pino from 'pino';
 import { buildApp, createScannerMetrics } from '@state-relay/scanner';
 import {
@@ -105,10 +105,6 @@ function seed(replica: ReplicaStore, rows: number): number {
 
 const ms = (ns: number) => Number((ns / 1e6).toFixed(1));
 const round1 = (x: number) => Number(x.toFixed(1));
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-}
 
 interface Probe {
   eventLoopDelayMs: { p50: number; p99: number; max: number };
@@ -118,7 +114,7 @@ interface Probe {
 /** Polls `path` every 100 ms until `done` says so, measuring event-loop delay and API latency. */
 async function probe(url: string, path: string, done: (body: unknown, elapsedMs: number) => boolean): Promise<Probe> {
   const delay = monitorEventLoopDelay({ resolution: 10 });
-  const latencies: number[] = [];
+  const latencies = new LatencyHistogram();
   const started = performance.now();
   delay.enable();
   for (;;) {
@@ -126,7 +122,7 @@ async function probe(url: string, path: string, done: (body: unknown, elapsedMs:
     const body: unknown = await fetch(`${url}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } }).then((r) =>
       r.json(),
     );
-    latencies.push(performance.now() - t);
+    latencies.record(performance.now() - t);
     if (done(body, performance.now() - started)) break;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -134,10 +130,10 @@ async function probe(url: string, path: string, done: (body: unknown, elapsedMs:
   return {
     eventLoopDelayMs: { p50: ms(delay.percentile(50)), p99: ms(delay.percentile(99)), max: ms(delay.max) },
     apiLatencyMs: {
-      requests: latencies.length,
-      p50: round1(percentile(latencies, 50)),
-      p99: round1(percentile(latencies, 99)),
-      max: round1(Math.max(...latencies)),
+      requests: latencies.count,
+      p50: round1(latencies.percentile(50)),
+      p99: round1(latencies.percentile(99)),
+      max: round1(latencies.max),
     },
   };
 }

@@ -19,3 +19,9 @@ export function testBrokers(): string[] {
 }
 export { metricSum } from './prometheus';
 export { rawHttp, type RawHttpAnswer } from './raw-http';
+export { newDeployment, deploymentTopics, createDeploymentTopics, PROCESSOR_TOPIC_LIMITS } from './deployment';
+export type { Deployment } from './deployment';
+export { LatencyHistogram, percentileOf, type LatencySummary } from './report/histogram';
+export { replaceDocsBlock, writeDocsBlock, formatWithPrettier } from './report/docs-block';
+export { lineChart, niceCeil, logTicks } from './report/svg-chart';
+export type { LineChart, ChartPanel, ChartSeries, ChartAxis } from './report/svg-chart';

@@ -13,6 +13,8 @@ export interface TopicSpec {
   topic: string;
   partitions?: number;
   compacted?: boolean;
+  /** Topic configs, e.g. max.message.bytes. */
+  configs?: Record<string, string>;
 }
 
 export async function createTopics(admin: Admin, specs: TopicSpec[]): Promise<void> {
@@ -22,7 +24,10 @@ export async function createTopics(admin: Admin, specs: TopicSpec[]): Promise<vo
       topic: s.topic,
       numPartitions: s.partitions ?? 1,
       replicationFactor: 1,
-      configEntries: s.compacted ? [{ name: 'cleanup.policy', value: 'compact' }] : [],
+      configEntries: [
+        ...(s.compacted ? [{ name: 'cleanup.policy', value: 'compact' }] : []),
+        ...Object.entries(s.configs ?? {}).map(([name, value]) => ({ name, value })),
+      ],
     })),
   });
   // kafkajs's waitForLeaders gives up on UNKNOWN_TOPIC_OR_PARTITION, which a busy broker
