@@ -93,11 +93,14 @@ describe('scan engine (real SQLite, fake Kafka)', () => {
     lag = 0;
   });
   afterEach(async () => {
-    for (const e of engines.splice(0)) await Promise.race([e.stop(), new Promise((r) => setTimeout(r, 200))]);
+    // An engine stops within its current SQLite step; on a busy machine that can take well over
+    // 200 ms, and an engine still writing re-creates scans.sqlite's journal while the directory is
+    // removed (ENOTEMPTY, seen in CI). Engines abandoned by a test are not in `engines`.
+    for (const e of engines.splice(0)) await Promise.race([e.stop(), new Promise((r) => setTimeout(r, 10_000))]);
     stores.splice(0);
     for (const d of databases.splice(0)) d.close();
     replica.close();
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
   });
 
   function engine(overrides: Partial<ScanEngineDeps> = {}): { engine: ScanEngine; store: ScanStore } {
