@@ -24,16 +24,9 @@ export interface ConsumerWatch {
 }
 
 /**
- * Watches a kafkajs consumer for the ways it stops without coming back:
- * - a CRASH it will not restart from (`restart: false`). kafkajs bails out of its fetch loop on
- *   KafkaJSNoBrokerAvailableError, which a broker restart can produce when metadata lists no
- *   broker for a moment; the consumer then never fetches again;
- * - a hang: no completed fetch (FETCH: kafkajs emits one per fetch round, also when every
- *   partition is paused) and no join or rebalance for `stallMs` (tulios/kafkajs#659 and kin);
- * - a fetch loop on a dead connection: a black-holed connection (a partition healed at a new
- *   address) times every fetch out after the request timeout and kafkajs retries on the same
- *   connection, restarting the consumer now and then (tulios/kafkajs#919). Neither a fetch that
- *   starts nor a crash it restarts from counts as a sign of life, only one that completes.
+ * Watches a kafkajs consumer for the ways it stops without coming back: a CRASH it will not
+ * restart from, or no completed fetch (FETCH), join or rebalance for `stallMs`. Only a completed
+ * fetch is a sign of life (see DECISIONS.md, 'A consumer is alive only while its fetches complete').
  * The owner replaces the consumer (a new one opens new connections); this only detects.
  */
 export function watchConsumer(consumer: Consumer, options: ConsumerWatchOptions): ConsumerWatch {
@@ -82,11 +75,9 @@ export function replacementDelayMs(n: number, random: () => number = Math.random
 
 /**
  * kafkajs `retry` option for a consumer whose owner replaces it (watchConsumer + retireConsumer):
- * kafkajs must not restart it by itself. A restart kafkajs has begun (its join in flight) is not
- * stopped by `disconnect()` — the runner's stop is a no-op until the join completes — so the join
- * completes after the owner let go: a member nobody reads from, holding its partitions for as long
- * as it heartbeats (a fault campaign run lost two tasks that way, docs/faults.md). With this, a
- * crash is final (CRASH with restart: false) and the watch replaces the consumer.
+ * every crash is final (CRASH with restart: false). A restart kafkajs has begun cannot be stopped
+ * by `disconnect()` and would come back as an orphan member holding its partitions
+ * (see DECISIONS.md, 'kafkajs never restarts a consumer its owner replaces').
  */
 export const OWNER_REPLACES = { restartOnFailure: async (): Promise<boolean> => false } as const;
 
@@ -94,11 +85,10 @@ export const OWNER_REPLACES = { restartOnFailure: async (): Promise<boolean> => 
 export const RUN_SETTLE_MS = 180_000;
 
 /**
- * Lets go of a dead consumer before its replacement starts: waits for its `consumer.run()` to
- * return if that is still joining (bounded: `settleWithinMs`; a disconnect during the join does
- * not stop it, see OWNER_REPLACES), disconnects it (bounded: a hung consumer may never finish;
- * the coordinator evicts it once its heartbeats stop), then waits the back-off of the
- * `attempt`-th consecutive replacement.
+ * Lets go of a dead consumer before its replacement starts: waits (at most `settleWithinMs`) for
+ * a `consumer.run()` still joining to return, since a disconnect does not stop a join (see
+ * OWNER_REPLACES); disconnects it (at most `disconnectWithinMs`: a hung consumer may never
+ * finish); then waits the back-off of the `attempt`-th consecutive replacement.
  */
 export async function retireConsumer(
   old: Consumer,

@@ -4,12 +4,10 @@ import { kafkaErrorType, withCoordinatorLookup, type FindCoordinator } from './k
 
 /**
  * Creates a client with `create` (e.g. `() => kafka.producer(...)`) whose cluster remembers
- * coordinators for `ttlMs`. kafkajs looks the transaction coordinator up again (FindCoordinator)
- * before AddPartitionsToTxn, AddOffsetsToTxn and EndTxn, and the group coordinator before
- * TxnOffsetCommit: four extra round trips per transaction; the Java client makes none. An entry
- * is dropped when a request to that coordinator fails (kafkajs retries and looks it up again)
- * and after `ttlMs`; a task's failure replaces its producer, and with it the cache. Where
- * kafkajs's internals are not as expected, the client is created unchanged.
+ * coordinators for `ttlMs`, sparing kafkajs's FindCoordinator before each transactional request
+ * (see DECISIONS.md, 'Task producers remember their coordinators'). An entry is dropped when a
+ * request to it fails, and after `ttlMs`. Where kafkajs's internals are not as expected, the
+ * client is created unchanged.
  */
 export function withCoordinatorCache<T>(kafka: Kafka, ttlMs: number, create: () => T): T {
   try {

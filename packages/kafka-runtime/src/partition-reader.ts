@@ -21,13 +21,10 @@ export interface PartitionReaderOptions {
 }
 
 /**
- * Reads partitions of one topic from given offsets with Fetch requests to their leaders,
- * read_committed, without a consumer group: no JoinGroup/SyncGroup round (which waits the
- * broker's group.initial.rebalance.delay.ms, 3 s by default, for a group of one), no
- * heartbeats, no pause bookkeeping. kafkajs has no public manual assignment: the fetches go
- * through the kafkajs adapter (TopicFetcher), which drops aborted records and transaction
- * markers. `open` returns null when kafkajs's internals are not as expected; the caller then
- * falls back to a consumer group.
+ * Reads partitions of one topic from given offsets with read_committed Fetch requests to their
+ * leaders, through the kafkajs adapter (TopicFetcher), without a consumer group (see DECISIONS.md,
+ * 'Restore fetches without a consumer group'). `open` returns null when kafkajs's internals are
+ * not as expected; the caller then falls back to a consumer group.
  */
 export class PartitionReader {
   private constructor(

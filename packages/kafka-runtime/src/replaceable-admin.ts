@@ -26,13 +26,9 @@ export interface ReplaceableAdminOptions {
 }
 
 /**
- * An admin client that is replaced when a call fails or outlives `callTimeoutMs`. kafkajs
- * re-sends a timed-out request on the same connection for its whole retry cycle, and a
- * black-holed connection (a partition healed at a new address, a NAT that forgot it) never
- * answers, so a long-lived admin would fail every call from then on (tulios/kafkajs#919), some
- * after the timeout, some sooner (a coordinator lookup whose metadata request timed out). The
- * next call after a replacement goes through a new client, with new connections; a client is
- * cheap (it connects on its first call), so any failure replaces it.
+ * An admin client that is replaced when a call fails or outlives `callTimeoutMs`, so the next call
+ * opens new connections: kafkajs retries on a black-holed connection, which never answers
+ * (see DECISIONS.md, 'An admin client is replaced after any failed call').
  */
 export class ReplaceableAdmin implements AdminCalls {
   private admin?: Admin;

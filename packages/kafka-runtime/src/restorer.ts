@@ -66,11 +66,8 @@ export interface RestoreSummary {
 
 /**
  * Replays a changelog from each partition's checkpoint to its current end (read_committed),
- * handing each fetched batch's records to `apply` as bytes. By default it fetches from the
- * partitions' leaders directly (PartitionReader: no consumer group); otherwise, as kafkajs has
- * no manual assignment, a consumer in a throw-away group that owns every partition of the
- * changelog seeks the wanted ones and pauses the rest.
- *
+ * handing each fetched batch's records to `apply` as bytes: from the partitions' leaders
+ * (PartitionReader), or else through a throw-away consumer group (restoreInGroup).
  * The end is read at the start: the caller must own the task's transactional id already
  * (initialised producer), so no open transaction of a previous owner can hide records.
  */
@@ -217,7 +214,11 @@ async function readDirectly(
   return restored;
 }
 
-/** The first restore path, kept for a kafkajs whose internals PartitionReader does not recognise. */
+/**
+ * The first restore path, kept for a kafkajs whose internals PartitionReader does not recognise.
+ * kafkajs has no manual assignment: a consumer in a throw-away group owns every partition, seeks the
+ * wanted ones and pauses the rest.
+ */
 async function restoreInGroup(
   req: RestoreRequest,
   ends: Map<number, bigint>,

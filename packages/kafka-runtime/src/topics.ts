@@ -43,12 +43,9 @@ export async function ensureTopics(admin: Admin, required: TopicRequirement[]): 
 const LEADERSHIP_PENDING = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE', 'NOT_LEADER_FOR_PARTITION']);
 
 /**
- * Waits until every partition of `topics` has a leader that serves it. kafkajs's own wait
- * (createTopics' waitForLeaders) gives up on UNKNOWN_TOPIC_OR_PARTITION, which a broker that is
- * just up or busy answers for a topic it created a moment ago; this retries it like
- * LEADER_NOT_AVAILABLE. The metadata can name a leader before that broker serves the partition
- * (ListOffsets answers NOT_LEADER_FOR_PARTITION for a moment, and kafkajs's admin does not
- * retry it), so the wait ends only once each topic's offsets can be listed.
+ * Waits until every partition of `topics` has a leader that serves it, i.e. until each topic's
+ * offsets can be listed: kafkajs's own wait gives up too early (see DECISIONS.md, 'Topic creation
+ * waits until offsets can be listed').
  */
 export async function waitForLeaders(admin: Admin, topics: string[], timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -19,17 +19,10 @@ export function transactionalIdFor(appId: string, task: number): string {
 
 /**
  * The transactional producer of one task, initialised: when this resolves the broker has
- * answered InitProducerId for `<app>-<task>`, so every earlier producer with that id (a
- * previous owner, or this instance's own previous incarnation of the task) is fenced and its
- * pending transaction is completed — committed if its EndTxn was already accepted, aborted
- * otherwise. Only then may the caller read the changelog end and the committed offsets.
- *
- * kafkajs's `connect()` does not send InitProducerId; its first `transaction()` does. So this
- * begins and aborts an empty transaction (no partition added: kafkajs sends no EndTxn for it).
- * kafkajs retries CONCURRENT_TRANSACTIONS while the broker completes the old transaction;
- * 20 ms is the Java client's retry back-off (kafkajs's default of 100 ms is paid per retry).
- * Coordinators are remembered (see withCoordinatorCache): a transaction is then AddPartitionsToTxn,
- * Produce, AddOffsetsToTxn, TxnOffsetCommit and EndTxn, without a FindCoordinator before each.
+ * answered InitProducerId for `<app>-<task>`, so every earlier producer with that id is fenced
+ * and its pending transaction completed. Only then may the caller read the changelog end and
+ * the committed offsets. kafkajs sends InitProducerId at the first `transaction()`, not at
+ * `connect()`: hence the empty transaction (see DECISIONS.md, 'Fencing by an empty transaction').
  */
 export async function initTaskProducer(opts: TaskProducerOptions): Promise<Producer> {
   const producer = withCoordinatorCache(opts.kafka, COORDINATOR_TTL_MS, () =>
@@ -39,6 +32,7 @@ export async function initTaskProducer(opts: TaskProducerOptions): Promise<Produ
       maxInFlightRequests: 1,
       transactionTimeout: opts.transactionTimeoutMs ?? 60_000,
       allowAutoTopicCreation: false,
+      // 20 ms: the Java client's back-off; kafkajs retries CONCURRENT_TRANSACTIONS while the old transaction completes.
       retry: { retries: 12, initialRetryTime: 20, maxRetryTime: 2_000 },
     }),
   );

@@ -8,14 +8,10 @@ export type WalkedRow = [key: string, version: number, value: string | null];
 const MAX_CACHED_FILTERS = 32;
 
 /**
- * Prepares the keyset-pagination query of ReplicaStore.chunk. The inner query walks the next
- * `limit` keys on the primary key (no sort, no scan of what came before); the outer CASE
- * hands back the value's JSON text only for rows the filter accepts, so unmatched rows cost
- * SQLite's json_extract but never a copy or a JSON.parse in JavaScript. A filter is written
- * over the column `record` (a whole changelog record; the value is at `$.value`).
- *
- * Placeholders are numbered by position: the filter's `?`s come first, then the cursor
- * and the limit.
+ * Prepares the keyset-pagination query of ReplicaStore.chunk: the inner query walks the next
+ * `limit` keys on the primary key; the outer CASE hands back the value's JSON text only for rows
+ * the filter accepts (see DECISIONS.md, 'A chunk walks keys and returns only matches').
+ * Placeholders are numbered by position: the filter's `?`s first, then the cursor and the limit.
  */
 export class ChunkStatements {
   private readonly cache = new Map<string, Statement<unknown[], WalkedRow>>();

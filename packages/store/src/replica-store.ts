@@ -18,8 +18,8 @@ import type {
 } from './types';
 
 const SCHEMA: Schema = {
-  // 2: the sync table. 3: a row holds the changelog record's bytes as they are (catch-up
-  // copies, never re-encodes); files below 3 are dropped and rebuilt from the changelog.
+  // 2: the sync table. 3: a row holds the changelog record's bytes as they are; files below 3 are
+  // dropped and rebuilt (see DECISIONS.md, 'Rows are the changelog's bytes').
   version: 3,
   rebuildBelow: 3,
   drop: `DROP TABLE IF EXISTS entities; DROP TABLE IF EXISTS offsets; DROP TABLE IF EXISTS sync;`,
@@ -165,9 +165,8 @@ export class ReplicaStore {
   }
 
   /**
-   * When the replica last matched the changelog's end on every partition, or null. A replica
-   * that has not for longer than the changelog's delete.retention.ms may hold keys whose
-   * tombstones compaction removed since: it must be rebuilt, not caught up.
+   * When the replica last matched the changelog's end on every partition, or null: older than
+   * delete.retention.ms, it must be rebuilt (see DECISIONS.md, 'Rebuilt, not caught up, past delete.retention.ms').
    */
   syncedAt(): number | null {
     const value = this.file.run('syncedAt', () => this.stmt.getSyncedAt.get());

@@ -29,9 +29,7 @@ export interface Schema {
 
 /**
  * One SQLite file opened the way both stores need it: WAL (readers never block the writer),
- * synchronous=NORMAL (a power loss may drop the last commits but never tears one; the
- * changelog is the source of truth and the checkpoint moves with the rows, so a lost commit
- * is simply restored again), a busy timeout, and a versioned schema.
+ * synchronous=NORMAL (see DECISIONS.md, 'synchronous=NORMAL'), a busy timeout, and a versioned schema.
  */
 export class SqliteFile {
   private closed = false;

@@ -9,7 +9,7 @@ import { SqliteFile, type Schema } from './sqlite-file';
 import type { StoredEntity } from './types';
 
 const SCHEMA: Schema = {
-  // 2: a row holds the changelog record's bytes as they are (restore copies, never re-encodes).
+  // 2: a row holds the changelog record's bytes as they are (see DECISIONS.md, 'Rows are the changelog's bytes').
   version: 2,
   rebuildBelow: 2,
   drop: `DROP TABLE IF EXISTS entities; DELETE FROM meta;`,
@@ -24,9 +24,8 @@ const SCHEMA: Schema = {
 /** The next changelog offset to read on restore; absent until the first commit. */
 const CHECKPOINT = 'changelog_offset';
 /**
- * Epoch ms when the rows last matched the changelog's end (a commit of the owner, or a restore
- * that reached the end). A store that has not matched the end for longer than the changelog's
- * delete.retention.ms may miss tombstones compaction has since removed: it must be rebuilt.
+ * Epoch ms when the rows last matched the changelog's end: older than delete.retention.ms, the
+ * store is rebuilt (see DECISIONS.md, 'Rebuilt, not caught up, past delete.retention.ms').
  */
 const SYNCED_AT = 'synced_at';
 /**
@@ -36,9 +35,8 @@ const SYNCED_AT = 'synced_at';
 const INPUT_OFFSET = 'input_offset:';
 const INT64_MAX = 9223372036854775807n;
 /**
- * Epoch ms when a rebuild from the changelog's start began; absent once a restore reached the
- * end. An interrupted rebuild may resume from its checkpoint while this is younger than
- * delete.retention.ms (a read from the start that ends within it sees every tombstone).
+ * Epoch ms when a rebuild from the changelog's start began; absent once a restore reached the end.
+ * An interrupted rebuild may resume from its checkpoint while this is younger than delete.retention.ms.
  */
 const REBUILD_STARTED_AT = 'rebuild_started_at';
 
@@ -96,9 +94,8 @@ export class TaskStore {
     const cols = 'key, record';
     this.stmt = {
       get: db.prepare<[string], EntityRow>(`SELECT ${cols} FROM entities WHERE key = ?`).raw(),
-      // Keys and records arrive as bytes (kafkajs Buffers) and are stored as TEXT: CAST
-      // reinterprets them in SQLite, with no decode in JavaScript. json_valid (C, no JS
-      // objects) refuses a record that is not JSON: the row is not written and commit throws.
+      // Bytes (kafkajs Buffers) stored as TEXT by CAST, with no decode in JavaScript; json_valid
+      // refuses a record that is not JSON: the row is not written and commit throws.
       put: db.prepare(
         `INSERT INTO entities (${cols}) SELECT CAST(? AS TEXT), CAST(? AS TEXT) WHERE json_valid(CAST(? AS TEXT))
          ON CONFLICT (key) DO UPDATE SET record = excluded.record`,

@@ -70,10 +70,9 @@ export class GroupConsumer {
   }
 
   /**
-   * Creates, joins and runs the group consumer, watched: if kafkajs gives up on it (a CRASH it
-   * will not restart from) or it hangs, it is replaced in this process. The tasks live on: their
-   * producers and stores do not depend on the consumer, and the new member's first GROUP_JOIN
-   * re-seeks every RUNNING task to its own position (kafkajs would start at the committed offsets).
+   * Creates, joins and runs the group consumer, watched: if kafkajs gives up on it or it hangs, it
+   * is replaced in this process while the tasks keep their producers and stores (see DECISIONS.md,
+   * 'The group consumer is replaced in-process').
    */
   async run(): Promise<void> {
     const { kafka, groupId, inputTopics, config, lifecycle, logger, metrics } = this.deps;
@@ -137,10 +136,8 @@ export class GroupConsumer {
   }
 
   /**
-   * Replaces a dead consumer (see run) after a back-off that grows while replacements fail to
-   * join (1 s doubling to 30 s). It never gives up: an instance without a consumer is not ready
-   * (/readyz 503) and keeps trying, as kafkajs does for retriable errors; exiting would only
-   * trade this loop for the orchestrator's.
+   * Replaces a dead consumer (see run) after a back-off that grows while replacements fail to join
+   * (1 s doubling to 30 s). Never gives up: exiting would only trade this loop for the orchestrator's.
    */
   private async replace(old: Consumer, reason: ConsumerDeath, err?: Error): Promise<void> {
     if (this.deps.stopping() || this.consumer !== old) return;
@@ -168,13 +165,9 @@ export class GroupConsumer {
   }
 
   /**
-   * The case the stall watch cannot see: a member the group evicted (its heartbeats went into a
-   * black-holed connection past the session timeout) whose tasks are all paused FAILED — kafkajs
-   * then completes a fetch every few milliseconds without touching the network, never rejoins,
-   * and the coordinator answers "not ours" for every task forever. Every session timeout the
-   * coordinator is asked (through the lifecycle's replaceable admin); absent from a settled
-   * group (Stable or Empty) twice in a row, a session timeout apart — longer than a rejoin kafkajs
-   * makes by itself — the consumer is replaced, and the new member joins with new connections.
+   * Replaces a consumer the coordinator no longer counts (absent from a settled group twice in a
+   * row, a session timeout apart): an evicted member with every task paused is invisible to the
+   * stall watch (see DECISIONS.md, 'An evicted member is found by asking the coordinator').
    */
   private watchMembership(): void {
     const { membership, config } = this.deps;

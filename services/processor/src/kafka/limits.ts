@@ -1,9 +1,6 @@
+// Record-size limits of the topics the processor creates, in one place: what it creates a topic
+// with (max.message.bytes), and what it keeps each record it produces under.
 import { DEFAULT_MAX_MESSAGE_BYTES } from '@state-relay/kafka-runtime';
-
-/**
- * Record-size limits of the topics the processor creates, in one place: what it creates a topic
- * with (max.message.bytes), and what it keeps each record it produces under.
- */
 
 /**
  * max.message.bytes of the events, commands, changelog and results topics: Kafka's default, which

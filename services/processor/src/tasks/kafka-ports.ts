@@ -55,12 +55,9 @@ export function kafkaPorts(o: KafkaPortsOptions): LifecyclePorts {
 }
 
 /**
- * Runs a pause, resume or seek unless the consumer is between runs. kafkajs restarts a consumer
- * after a retriable crash (a broker gone) by disconnecting it and running it again later; in
- * between, and before a replacement's run, these calls throw "Consumer group was not
- * initialized" — seen as an uncaught error that stopped the process after a broker kill -9.
- * Skipping is safe: a consumer that runs again joins the group, and every GROUP_JOIN re-seeks
- * each RUNNING task to its own position and re-pauses every other (TaskLifecycle.onAssignment).
+ * Runs a pause, resume or seek unless the consumer is between runs, where kafkajs throws. Skipping
+ * is safe: the next GROUP_JOIN re-seeks and re-pauses every task (TaskLifecycle.onAssignment; see
+ * DECISIONS.md, 'Consumer calls between runs are skipped').
  */
 function whileRunning(call: () => void): void {
   try {

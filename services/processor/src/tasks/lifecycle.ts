@@ -385,9 +385,8 @@ export class TaskLifecycle {
 
   /**
    * Where each input continues: the group's committed offset, or the store's input position when
-   * that is higher. EndTxn can be answered before the group coordinator materialises the
-   * transaction's offsets, and kafkajs cannot ask for stable ones: the offset read after the
-   * fence may be stale, and seeking to it would apply committed units twice.
+   * that is higher, since the offset read after the fence may be stale (README.md, 'Input positions
+   * come from the changelog too').
    */
   private startPositions(task: Task, committed: Map<string, Map<number, string>>): Map<string, bigint> {
     const { logger, metrics } = this.options.task;

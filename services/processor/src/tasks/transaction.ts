@@ -18,21 +18,19 @@ export interface CommittedUnit {
 }
 
 /**
+ * How long one transaction may take, from begin to commit, before the task gives up on it: longer
+ * than one request timeout (30 s), short of kafkajs's retries on a dead connection (see
+ * DECISIONS.md, 'A transaction gets 40 s').
+ */
+export const COMMIT_DEADLINE_MS = 40_000;
+
+/**
  * One Kafka transaction for a unit of work: its changes to the changelog (last value per key,
  * tombstone on delete, on the task's own partition), the command results, the dead letters and
  * the next offset of each input topic (sendOffsets). Nothing is visible unless it all commits.
  * Throws TaskFailure: `fenced` when another producer owns the id, `commit` otherwise (the
  * outcome may be unknown: the caller must re-fence before it trusts Kafka again).
  */
-/**
- * How long one transaction may take, from begin to commit, before the task gives up on it.
- * kafkajs retries a timed-out request on the same connection (10 times, 30 s each), and a
- * black-holed connection (a partition healed at a new address) never answers; the task's
- * failure path drops this producer, and the next one fences with new connections. Longer than
- * one request timeout (30 s), so a slow broker is not cut short.
- */
-export const COMMIT_DEADLINE_MS = 40_000;
-
 export async function commitUnit(
   producer: Pick<Producer, 'transaction'>,
   unit: UnitOfWork,
@@ -101,10 +99,8 @@ export async function commitUnit(
   try {
     await Promise.race([running, deadline]);
   } catch (err) {
-    // Past the deadline the transaction is left as it is: its producer is dropped by the failure
-    // path and the next one's InitProducerId completes or aborts it (fencing).
-    // An abort after an early failure gets what is left of the deadline, no more: past it the
-    // next fence aborts the transaction, and the task must not stay RUNNING meanwhile.
+    // Past the deadline the transaction is left to the next fence; an abort after an early failure
+    // gets only what is left of the deadline, so the task never stays RUNNING past it.
     if (!late && tx) await Promise.race([tx.abort().catch(() => undefined), deadline.catch(() => undefined)]);
     throw new TaskFailure(isFencedError(err) ? 'fenced' : 'commit', `task ${task}: transaction failed`, err);
   } finally {
