@@ -2,18 +2,8 @@ import { Cron } from 'croner';
 import { ScheduleArgumentError } from './errors';
 import type { CronFields } from './types';
 
-// croner finds the matching times, but only in civil time: it runs in UTC, on "wall times" (the
-// local date and time written as if it were UTC, see zone.ts), and zone.ts maps them to instants.
-// Why not croner's own `timezone`: it treats a pattern whose hour or minute is a wildcard, step,
-// list or range as an "interval job", which skips wall times in a spring-forward gap (`15 * * * *`
-// has no run for 02:15 in Berlin) and runs both occurrences of a repeated time (`0 * * * *` runs
-// at 02:00 CEST and again at 02:00 CET). The documented rules (gap → the first instant after it,
-// repeated → its first occurrence, for every expression and for calendar-day intervals alike) are
-// zone.ts's instantAt.
-//
-// croner never sees the user's text either. Its syntax is not this API's: it reads more (seconds,
-// years, L, W, #, ?, +) and in one place less (`5/20` only behind its sloppyRanges option). So
-// parseCron validates the text with its own messages, and croner gets the expanded value lists.
+// croner matches wall times (see zone.ts) in UTC, not through its own `timezone`, and gets the
+// expanded value lists, never the user's text; zone.ts maps each match to an instant. See DECISIONS.md.
 
 const MINUTE_MS = 60_000;
 // The scanner parses every schedule again on every tick, so matchers are kept by pattern (a few

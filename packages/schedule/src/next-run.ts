@@ -50,12 +50,9 @@ function nextCronRun(s: CronSchedule, after: number): number {
 }
 
 /**
- * croner finds each day that has runs (the day fields decide a whole day: if one time of it
- * matches, every hour × minute of the fields does); the day's runs in the range are then counted
- * without it. On a day without an offset change (24 h long), wall time = instant + a constant
- * offset, so by arithmetic; on a DST day by mapping each wall time to its instant, counting the
- * wall times of a gap that share one instant once. Years of a minutely schedule cost one croner
- * call per day.
+ * Day by day: croner finds the next day with runs, and that day's runs in the range are counted by
+ * arithmetic (a 24 h day) or by mapping each wall time to its instant (a DST day: the wall times of
+ * a gap share one instant and count once). See DECISIONS.md, "Counting runs by the day".
  */
 function countCronRuns(s: CronSchedule, from: number, to: number): number {
   const { hours, minutes } = s.fields;

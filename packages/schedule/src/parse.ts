@@ -10,8 +10,8 @@ const DEFAULT_MIN_INTERVAL_MS = 60_000;
 /**
  * Validates a schedule spec: exactly one of `interval` (ISO-8601 duration) or `cron` (5 fields or
  * an @alias), either with no two runs closer than `minIntervalMs` (default a minute), and an IANA
- * `timeZone` (default "UTC"). Throws
- * ScheduleValidationError listing every problem, each under the field's JSON pointer.
+ * `timeZone` (default "UTC"). Throws ScheduleValidationError listing every problem, each under the
+ * field's JSON pointer.
  */
 export function parseSchedule(spec: ScheduleSpec, options: ParseScheduleOptions = {}): Schedule {
   const minIntervalMs = options.minIntervalMs ?? DEFAULT_MIN_INTERVAL_MS;

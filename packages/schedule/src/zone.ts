@@ -34,11 +34,9 @@ export function isKnownTimeZone(timeZone: string): boolean {
 }
 
 /**
- * The zone's offset from UTC at `instant`, in ms (whole seconds: Intl shows no finer). Asks Intl
- * twice per UTC day and zone, then answers from a cache: with at most one offset change within a
- * day (the same assumption as instantAt), a day whose start and end have one offset has it
- * throughout, and a day where they differ changes once, at an instant found by bisection. Counting
- * a year of minutely runs needs a few hundred Intl calls instead of tens of thousands.
+ * The zone's offset from UTC at `instant`, in ms (whole seconds: Intl shows no finer), from a cache
+ * of each UTC day's offsets: two Intl calls per day and zone, and a bisection on a day the offset
+ * changes. See DECISIONS.md, "Offsets cached per day".
  */
 export function offsetAt(instant: number, timeZone: string): number {
   const day = Math.floor(instant / DAY_MS);

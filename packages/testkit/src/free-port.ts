@@ -2,10 +2,8 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
 /**
- * Ports below the kernel's ephemeral range. A port handed out from inside that range can be
- * taken by any socket bound to port 0 (a test server, another container's freePort()) while
- * its owner is briefly away: a published container port is released by the runtime during a
- * restart, and `podman start` then fails with "address already in use" if anything took it.
+ * Ports start here, below the kernel's ephemeral range, so no socket bound to port 0 can take a
+ * container's published port while a restart has released it. See DECISIONS.md, "Test ports".
  */
 const LOW = 20_000;
 

@@ -75,9 +75,8 @@ type Container = Parameters<WaitStrategy['waitUntilReady']>[0];
 
 /**
  * Ready when the broker answers a DescribeCluster request on the host listener; failed at once
- * when the container stops. Not Testcontainers' log-message wait: that one follows the container's
- * log stream, which Podman ends early when it rotates its events file, and a wait that fails gets
- * the container stopped and removed, so a broker that was starting fine was lost.
+ * when the container stops. Not a log-message wait, which can lose a healthy broker: see
+ * DECISIONS.md, "Broker readiness".
  */
 export class BrokerAnswers implements WaitStrategy {
   private timeoutMs = 60_000;

@@ -39,7 +39,7 @@ export interface ScannerConfig {
   scanRows: { maxAgeMs: number; maxScans: number; pruneIntervalMs: number };
 }
 
-// Moved to the service kit; re-exported for the modules and tests that import it from here.
+// The service kit's, re-exported for the modules and tests that import it from here.
 export { ConfigError };
 
 export const MIN_TOKEN_LENGTH = 16;

@@ -1,9 +1,6 @@
-/**
- * @state-relay/scanner/internal: for the scanner's tests, the benchmark and tools, not a stable
- * API. The parts a Scanner wires together, so the benchmark (bench/src/scanner/) can assemble one
- * around its own database and broker; they may change with the scanner. Embedders import
- * @state-relay/scanner.
- */
+// @state-relay/scanner/internal: the parts a Scanner wires together, for the scanner's tests, tools
+// and the benchmark (bench/src/scanner/, which assembles one around its own database and broker).
+// Not a stable API: embedders import @state-relay/scanner.
 export { openScansDatabase } from './scanner';
 export type { ScansDatabase } from './scanner';
 export { ScanEngine } from './scans/scan-engine';

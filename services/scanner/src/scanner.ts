@@ -24,10 +24,9 @@ import { Scheduler } from './schedules/scheduler';
 import { waitForTopics } from './replica/topics';
 
 /**
- * scans.sqlite: the scanner's own state, one file and one connection for its stores, so that a
- * schedule's run and the scan it creates commit together. Version 1 held the scans and their
- * commands, version 2 added the schedules. Each store's tables are created IF NOT EXISTS, so the
- * whole DDL brings a file of any older version up to this one.
+ * scans.sqlite: one file and one connection for the scanner's stores, so a schedule's run and its scan
+ * commit together. Version 1: scans and commands; 2: schedules. Every table is created IF NOT EXISTS,
+ * so the whole DDL brings a file of any older version up to this one.
  */
 export const SCANS_FILE_SCHEMA: Schema = { version: 2, ddl: SCAN_TABLES + COMMAND_TABLES + SCHEDULE_TABLES };
 

@@ -28,8 +28,8 @@ export function writeDocsBlock(file: string, name: string, content: string): voi
 }
 
 /**
- * Formats files in place with the repository's prettier (format:check stays clean), the one
- * installed above this module; nothing when it is not installed (it is a root devDependency). Through its CLI in a child: its
+ * Formats files in place with the prettier installed above this module (a root devDependency), so
+ * format:check stays clean; nothing when none is installed. Through its CLI in a child process: its
  * API loads ESM, which jest's module system cannot.
  */
 export function formatWithPrettier(files: string[]): void {

@@ -1,8 +1,8 @@
 import { toErrorReply as serviceErrorReply, type ErrorReply } from '@state-relay/service-kit';
 import { ERRORS } from '../errors';
 
-// The error contract moved to the service kit (createServiceApp answers every error with it);
-// these keep the scanner's table bound for the tests and modules that call them from here.
+// The service kit's error contract (createServiceApp answers every error with it), bound to the
+// scanner's table for the tests and modules that call it from here.
 export { validationIssues, type ErrorReply } from '@state-relay/service-kit';
 
 /** Every error a request can end in, as {error, message, issues?} with the status from ERRORS. */

@@ -28,15 +28,14 @@ export interface ReplicaFollowerDeps {
   checkpointMs?: number;
 }
 
-/**
- * Keeps the replica: consumes the changelog (read_committed) and applies each batch with its
- * offsets in one SQLite transaction, so a restart resumes exactly. SQLite holds the position:
- * the consumer group only spreads nothing (one member) and never commits; on every join each
- * partition is sought to the replica's stored offset.
- */
-/** No fetch, join or rebalance for this long: the changelog consumer is hung. */
+/** No fetch, join or rebalance for this long: the changelog consumer is hung, and is replaced. */
 const STALL_MS = 30_000;
 
+/**
+ * Keeps the replica: consumes the changelog (read_committed) and applies each batch with its
+ * offsets in one SQLite transaction, so a restart resumes exactly. SQLite holds the position: the
+ * group (one member) never commits; on every join each partition is sought to the stored offset.
+ */
 export class ReplicaFollower {
   private readonly consumer: ReplacingConsumer;
   /** Next offset per partition, always as SQLite holds it: moved only by what was written there. */

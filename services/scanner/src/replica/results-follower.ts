@@ -17,16 +17,15 @@ export interface ResultsFollowerDeps {
 }
 
 /**
- * Records the processor's command results (read_committed). Results are idempotent by command
- * id (the first one wins), so the group's committed offsets may lag or repeat without harm.
- */
-/**
- * A consumer kafkajs gave up on, or one that made no fetch for this long, is replaced (see
- * watchConsumer; tulios/kafkajs#659: seen here as a scan waiting for results the processor had
- * long committed). Re-reading results is harmless: each is recorded once (INSERT OR IGNORE).
+ * A consumer kafkajs gave up on, or one that made no fetch for this long, is replaced; re-reading
+ * results is harmless (INSERT OR IGNORE). See DECISIONS.md, "Followers replaced in-process".
  */
 const STALL_MS = 30_000;
 
+/**
+ * Records the processor's command results (read_committed). Results are idempotent by command
+ * id (the first one wins), so the group's committed offsets may lag or repeat without harm.
+ */
 export class ResultsFollower {
   private readonly consumer: ReplacingConsumer;
 

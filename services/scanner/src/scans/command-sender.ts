@@ -47,11 +47,8 @@ export class CommandSendTimeoutError extends Error {
 
 export interface CommandSenderOptions {
   /**
-   * How long one send may take. Longer than the client's request timeout (30 s), so a slow
-   * request is not cut short; shorter than kafkajs's own retry cycle, which re-sends on the same
-   * connection: a connection that was black-holed (a network partition healed at a new address,
-   * a NAT that forgot it) times out every request forever (tulios/kafkajs#919). A new producer
-   * opens new connections.
+   * How long one send may take: above the 30 s request timeout, below kafkajs's retry cycle on a
+   * black-holed connection. See DECISIONS.md, "Command producer replaced after 40 s".
    */
   sendTimeoutMs?: number;
   /** Counts each producer replacement, by reason. */
@@ -59,11 +56,9 @@ export interface CommandSenderOptions {
 }
 
 /**
- * Sends commands with an idempotent producer (no duplicates from producer retries), keyed by
- * entity key so the default partitioner puts each on the partition the processor owns for that
- * key. After a failure or a send that outlives `sendTimeoutMs` the producer is replaced, so a
- * retry starts from clean connections and a clean sequence (a command that did arrive twice is
- * a duplicate by its id at the processor).
+ * Sends commands with an idempotent producer, keyed by entity key (so each lands on the partition
+ * the processor owns for it). A failed send, or one that outlives `sendTimeoutMs`, replaces the
+ * producer: the retry starts on new connections; a command that arrives twice is a duplicate by its id.
  */
 export class CommandSender implements CommandSink {
   private producer?: Producer;

@@ -107,12 +107,9 @@ export class ScanWalk {
   }
 
   /**
-   * Walks chunks after the cursor until they hold a send's worth of commands (about a second's
-   * worth under a rate), the budget is spent, or the replica ends; yields between chunks. One send
-   * per chunk would pay a broker round trip per ~200 commands; batching them is what makes a
-   * million-row walk fast. A batch never holds more than that target: a chunk that would bring
-   * more is walked again over fewer keys, so matches bunched in one key range (300 keys matching
-   * side by side) still leave in second-sized batches, and a restart re-sends little.
+   * Walks chunks after the cursor until they hold a batch's worth of commands (never more; a chunk
+   * that would bring more is walked again over fewer keys), the budget is spent, or the replica
+   * ends; yields between chunks. See DECISIONS.md, "Batches of about a second".
    */
   private async collect(filter: ReturnType<typeof prefilterFor>): Promise<CollectedBatch> {
     const { scan, deps } = this;
@@ -220,15 +217,10 @@ export class ScanWalk {
   }
 
   /**
-   * Sends a batch in producer requests of up to COMMANDS_PER_REQUEST and MAX_REQUEST_BYTES (a
-   * partition's share of a request must stay under the topic's max.message.bytes), and under a
-   * rate in slices of about a tenth of a second. Each command is counted as emitted (with the
-   * batch's `sent` mark, one statement) just before it is first handed to the producer, so
-   * `emitted` grows as commands go out and no result can arrive for a command not yet counted.
-   * On cancel, `onAbandon` keeps what was counted (a request being retried may have been
-   * delivered); on a send the broker refused for good it withdraws what this run counted for that
-   * request and after. Then the error goes on up; on stop the batch stays in flight, to be re-sent
-   * on restart.
+   * Sends a batch in requests bounded by COMMANDS_PER_REQUEST and MAX_REQUEST_BYTES (under a rate,
+   * about a tenth of a second each), counting each command as emitted just before its first send.
+   * On cancel `onAbandon` keeps what was counted; on a refusal it withdraws this request's and
+   * later counts; on stop the batch stays in flight. See DECISIONS.md, "Counted before sent".
    */
   private async sendAll(
     commands: UpdateCommand[],

@@ -155,11 +155,9 @@ export class ScheduleStore {
   }
 
   /**
-   * Starts a run as one SQLite transaction: `createScan` (synchronous) inserts the run's scan, then
-   * the run's link and lastRunAt = now are written. The scan must be inserted through this same
-   * connection (the scanner's ScanStore, opened on the same file by openScansDatabase): then the scan
-   * and the occurrence commit together or not at all, and a crash in between leaves neither, so a
-   * restarted scheduler starts that occurrence once. If `createScan` throws, nothing is recorded.
+   * Starts a run in one SQLite transaction: `createScan` (synchronous, on this same connection: see
+   * openScansDatabase) inserts the scan, then the run's link and lastRunAt = now. A crash leaves both
+   * or neither, so an occurrence starts once; if `createScan` throws, nothing is recorded.
    */
   startRun(id: string, now: number, createScan: () => ScheduleRun): ScheduleRun {
     return this.startRunTx(id, now, createScan);

@@ -76,9 +76,8 @@ export class Scheduler {
       this.deps.store.recordPlan(s.id, now);
       return;
     }
-    // s.template was parsed from SQLite for this tick, so it is already a private copy: keep its
-    // objects, take the run's asOf. (resolveTemplate's structuredClone copies come from Node's own
-    // realm, which the rules' plain-object check rejects when the scanner runs in a jest vm.)
+    // s.template is this tick's own parse from SQLite: keep its objects and take only the run's asOf
+    // (resolveTemplate's copies fail the rules' plain-object check in a jest vm; see DECISIONS.md).
     const { asOf } = resolveTemplate(s.template, now);
     try {
       // The scan and the occurrence (its run link and lastRunAt) in one SQLite transaction: a crash
