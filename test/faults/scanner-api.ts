@@ -47,6 +47,32 @@ export class ScannerApi {
     return res.json.scan as ScanView;
   }
 
+  /**
+   * Creates a scan while faults may cut the scanner off: a request that fails without an answer
+   * (refused, reset, timed out) may or may not have queued the scan, so before trying again the
+   * scan is looked for among the newest by its `asOf`, which the caller makes unique (epoch ms).
+   */
+  async createDuringFaults(body: { asOf: number; [field: string]: unknown }, timeoutMs = 180_000): Promise<ScanView> {
+    const deadline = Date.now() + timeoutMs;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        if (attempt > 1) {
+          const listed = await this.call('GET', '/scans?limit=20');
+          const found = listed.status === 200 ? (listed.json.scans as (ScanView & { asOf: string })[]) : undefined;
+          const created = found?.find((s) => Date.parse(s.asOf) === body.asOf);
+          if (created) return created;
+          if (listed.status !== 200) throw new Error(`GET /scans answered ${listed.status}: ${listed.text}`);
+        }
+        return await this.create(body);
+      } catch (err) {
+        // An HTTP answer other than 202 is the scanner's verdict, not a lost request.
+        if (err instanceof Error && /answered \d+/.test(err.message) && !/answered 5\d\d/.test(err.message)) throw err;
+        if (Date.now() > deadline) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+      }
+    }
+  }
+
   async get(id: string): Promise<ScanView> {
     const res = await this.call('GET', `/scans/${id}`);
     if (res.status !== 200) throw new Error(`GET /scans/${id} answered ${res.status}: ${res.text}`);

@@ -77,9 +77,10 @@ function markdown(r: SoakResult, meta: RunMeta): string {
 
 describe('soak', () => {
   let stack: FaultStack | undefined;
+  // Removing a deployment's containers takes longer than jest's 5 s hook default on a busy machine.
   afterAll(async () => {
     await stack?.stop();
-  });
+  }, 300_000);
 
   it(
     `${options.minutes} minutes of load, sweeps and faults: no failure, no memory growth`,

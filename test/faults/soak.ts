@@ -301,7 +301,10 @@ async function sweepUntil(
   while (clock.running) {
     const kind = sweeps.length % 2 === 0 ? 'dormant' : 'wake';
     const rule = kind === 'dormant' ? DORMANCY_SWEEP : WAKE_UP;
-    const scan = await ctx.api.create({ ...rule, asOf: AS_OF, options: { rate: 1_000, batchSize: 100 } });
+    // A fault may cut the scanner off mid-request: each sweep's asOf (1 ms apart, the same days)
+    // marks its scan, so a create whose answer was lost is found instead of queued twice.
+    const asOf = AS_OF + sweeps.length;
+    const scan = await ctx.api.createDuringFaults({ ...rule, asOf, options: { rate: 1_000, batchSize: 100 } });
     const sweep: SweepRecord = { id: scan.id, kind, startT: clock.t() };
     sweeps.push(sweep);
     ctx.scanId = scan.id;
