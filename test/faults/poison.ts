@@ -58,14 +58,16 @@ export async function poisonRecords(ctx: ScenarioContext): Promise<void> {
     ctx.note(
       `poison: an invalid event of ${filler.length} B, and a command setting ${limits.get(d.commandsTopic)! - 2_048} B on ${key}`,
     );
+    // Each look reads the whole results topic: a soak's holds every sweep's results (over 100,000
+    // after 20 minutes), more than a busy machine reads in 5 s, so one look may take up to a minute.
     await waitUntil(
       async () => {
-        const results = await readTopic(kafka, d.resultsTopic, { isolation: 'read_committed', timeoutMs: 5_000 });
+        const results = await readTopic(kafka, d.resultsTopic, { isolation: 'read_committed', timeoutMs: 60_000 });
         return results.some(
           (r) => decodeCommandResult(Buffer.from(r.key!), Buffer.from(r.value!)).commandId === command.commandId,
         );
       },
-      { timeoutMs: 120_000, intervalMs: 2_000, message: `the poison command on ${key} to get its result` },
+      { timeoutMs: 180_000, intervalMs: 2_000, message: `the poison command on ${key} to get its result` },
     );
     ctx.note('poison: the command has its result');
   } finally {
