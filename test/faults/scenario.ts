@@ -136,7 +136,9 @@ export async function runScenario(stack: FaultStack, options: ScenarioOptions): 
   await load.start();
   try {
     try {
-      const scan = await ctx.api.create({
+      // On a starved machine the answer can take past the client's 15 s bound after the scan was
+      // queued; asOf (one scan per deployment) finds it instead of failing the run.
+      const scan = await ctx.api.createDuringFaults({
         ...DORMANCY_SWEEP,
         asOf: AS_OF,
         options: { rate: options.rate ?? 25, batchSize: 100 },
@@ -284,7 +286,7 @@ async function verify(
   expect({ deadLetters: deadLetters.length }).toEqual({ deadLetters: refused });
 
   // The scan's own account of it.
-  const scan = await api.get(scanId);
+  const scan = await waitUntil(() => api.get(scanId), { timeoutMs: 60_000, intervalMs: 1_000, message: 'the scan' });
   expect({
     status: scan.status,
     pending: scan.counts.pending,
