@@ -86,7 +86,9 @@ async function killWhileRestoring(node: ServiceNode): Promise<number | undefined
         restored = applied;
         return true;
       }
-      ended = applied > 0 && restoring === 0;
+      // Ended: records applied and nothing left to restore; or nothing to restore at all, ready
+      // (the last kill landed just after a restore had finished: its store is complete).
+      ended = restoring === 0 && (applied > 0 || (await node.isReady()));
       return ended;
     },
     { timeoutMs: 180_000, intervalMs: 10, message: `${node.name} to restore` },

@@ -137,11 +137,16 @@ export class ServiceNode {
     if (wait) await this.waitReady();
   }
 
+  /** Whether GET /readyz answers 200 now. */
+  async isReady(): Promise<boolean> {
+    // Bounded: a request sent while the container is off the network (or frozen) can hang for
+    // undici's 300 s headers timeout, far past any wait's own deadline.
+    const res = await fetch(`${this.url}/readyz`, { signal: AbortSignal.timeout(3_000) }).catch(() => undefined);
+    return res?.status === 200;
+  }
+
   async waitReady(timeoutMs = 180_000): Promise<void> {
-    // Each probe bounded: a request sent while the container is off the network (or frozen) can
-    // hang for undici's 300 s headers timeout, far past the wait's own deadline.
-    const probe = () => fetch(`${this.url}/readyz`, { signal: AbortSignal.timeout(3_000) }).catch(() => undefined);
-    await waitUntil(async () => (await probe())?.status === 200, {
+    await waitUntil(() => this.isReady(), {
       timeoutMs,
       intervalMs: 250,
       message: `${this.name} to be ready`,
