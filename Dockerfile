@@ -12,6 +12,8 @@ RUN command -v pnpm >/dev/null || npm install -g pnpm@${PNPM_VERSION}
 WORKDIR /src
 # Manifests first, so the dependency layer is reused while only sources change.
 COPY package.json pnpm-lock.yaml pnpm-workspace.yaml tsconfig.base.json tsconfig.json ./
+# The kafkajs patch (pnpm.patchedDependencies) must be there before the install applies it.
+COPY patches patches
 COPY packages/rules/package.json packages/rules/
 COPY packages/contracts/package.json packages/contracts/
 COPY packages/domain/package.json packages/domain/

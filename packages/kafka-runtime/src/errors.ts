@@ -9,6 +9,8 @@ export const KafkaRuntimeErrorCodes = {
   OFFSET_OUT_OF_RANGE: 'OFFSET_OUT_OF_RANGE',
   KAFKAJS_UNSUPPORTED: 'KAFKAJS_UNSUPPORTED',
   KAFKAJS_SHAPE_CHANGED: 'KAFKAJS_SHAPE_CHANGED',
+  KAFKAJS_NOT_PATCHED: 'KAFKAJS_NOT_PATCHED',
+  BROKER_TOO_OLD: 'BROKER_TOO_OLD',
 } as const;
 export type KafkaRuntimeErrorCode = (typeof KafkaRuntimeErrorCodes)[keyof typeof KafkaRuntimeErrorCodes];
 
@@ -81,6 +83,35 @@ export class KafkajsShapeError extends KafkaRuntimeError {
       },
     );
     this.name = 'KafkajsShapeError';
+  }
+}
+
+/** The installed kafkajs lacks the project's patch (patches/kafkajs@2.2.4.patch): `what` names the missing part. */
+export class KafkajsNotPatchedError extends KafkaRuntimeError {
+  constructor(readonly what: string) {
+    super(
+      KafkaRuntimeErrorCodes.KAFKAJS_NOT_PATCHED,
+      `kafkajs is installed without state-relay's patch (patches/kafkajs@2.2.4.patch, applied by pnpm install through pnpm.patchedDependencies): ${what} is missing`,
+    );
+    this.name = 'KafkajsNotPatchedError';
+  }
+}
+
+/** The broker does not offer an API version a mode needs; the message names the API, both versions and the Kafka release. */
+export class BrokerTooOldError extends KafkaRuntimeError {
+  constructor(
+    readonly api: string,
+    readonly needed: number,
+    readonly offered: number | undefined,
+    purpose: string,
+  ) {
+    super(
+      KafkaRuntimeErrorCodes.BROKER_TOO_OLD,
+      `${purpose} needs ${api} version ${needed} or newer (Apache Kafka 2.5+), but the broker offers ${
+        offered === undefined ? 'no version of it' : `at most version ${offered}`
+      }`,
+    );
+    this.name = 'BrokerTooOldError';
   }
 }
 

@@ -18,7 +18,7 @@ export {
   deleteRetentionMs,
   DEFAULT_DELETE_RETENTION_MS,
 } from './ownership';
-export type { TaskOwnership } from './ownership';
+export type { TaskOwnership, CommittedOffsetsOptions } from './ownership';
 export type { TaskProducerOptions } from './transactional';
 export {
   KafkaRuntimeError,
@@ -27,6 +27,8 @@ export {
   OffsetOutOfRangeError,
   UnsupportedKafkajsError,
   KafkajsShapeError,
+  KafkajsNotPatchedError,
+  BrokerTooOldError,
   isFencedError,
   recordRejection,
   RECORD_REJECTED_TYPES,
@@ -40,6 +42,10 @@ export {
   isConsumerNotRunningError,
   // Instrumentation only: the benchmark's transaction and fetch timing.
   interceptClientCreation,
+  // Exactly-once v2 (KIP-447), from the kafkajs patch.
+  assertEosV2Support,
+  assertKafkajsPatched,
+  EOS_V2_VERSIONS,
 } from './kafkajs';
 export {
   watchConsumer,

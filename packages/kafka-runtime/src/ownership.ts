@@ -1,5 +1,6 @@
 import { AssignerProtocol, ConfigResourceTypes, type Admin } from 'kafkajs';
 import { tasksOf } from './assigner';
+import { kafkaErrorType } from './kafkajs/error-shapes';
 
 /** What the group coordinator says about one member's claim on a task right now. */
 export type TaskOwnership = 'owner' | 'not-owner' | 'rebalancing';
@@ -40,6 +41,17 @@ export async function groupMembership(
   return group.members.some((m) => m.memberId === memberId) ? 'member' : 'absent';
 }
 
+export interface CommittedOffsetsOptions {
+  /**
+   * OffsetFetch with require_stable (KIP-447; the kafkajs patch): while a pending transaction may
+   * still change a partition's offsets the broker answers UNSTABLE_OFFSET_COMMIT, retried here
+   * every `unstableRetryMs` for at most `unstableWithinMs` (a transaction's timeout bounds it).
+   */
+  requireStable?: boolean;
+  unstableWithinMs?: number;
+  unstableRetryMs?: number;
+}
+
 /**
  * The group's committed offset of each partition of each topic; a partition without one gets
  * the topic's earliest offset (the processor reads its inputs from the beginning).
@@ -48,8 +60,20 @@ export async function committedOffsets(
   admin: Pick<Admin, 'fetchOffsets' | 'fetchTopicOffsets'>,
   groupId: string,
   topics: string[],
+  options: CommittedOffsetsOptions = {},
 ): Promise<Map<string, Map<number, string>>> {
-  const committed = await admin.fetchOffsets({ groupId, topics });
+  const { requireStable = false, unstableWithinMs = 120_000, unstableRetryMs = 100 } = options;
+  const until = Date.now() + unstableWithinMs;
+  let committed: Awaited<ReturnType<Admin['fetchOffsets']>>;
+  for (;;) {
+    try {
+      committed = await admin.fetchOffsets({ groupId, topics, requireStable });
+      break;
+    } catch (err) {
+      if (kafkaErrorType(err) !== 'UNSTABLE_OFFSET_COMMIT' || Date.now() >= until) throw err;
+      await new Promise((resolve) => setTimeout(resolve, unstableRetryMs));
+    }
+  }
   const result = new Map<string, Map<number, string>>();
   for (const { topic, partitions } of committed) {
     const low = new Map((await admin.fetchTopicOffsets(topic)).map((o) => [o.partition, o.low]));

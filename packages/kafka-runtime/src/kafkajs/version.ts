@@ -1,4 +1,5 @@
 import { UnsupportedKafkajsError } from '../errors';
+import { assertKafkajsPatched } from './patch';
 
 /** The kafkajs release whose internals this adapter is written against and tested on. */
 export const SUPPORTED_KAFKAJS_VERSION = '2.2.4';
@@ -11,8 +12,9 @@ export function installedKafkajsVersion(): string {
 /**
  * Throws UnsupportedKafkajsError unless `installed` is SUPPORTED_KAFKAJS_VERSION: the adapter
  * reaches into kafkajs internals that another release may have changed, so start-up refuses
- * rather than failing later in a way that names nothing.
+ * rather than failing later in a way that names nothing; KafkajsNotPatchedError without the patch.
  */
 export function assertSupportedKafkajs(installed: string = installedKafkajsVersion()): void {
   if (installed !== SUPPORTED_KAFKAJS_VERSION) throw new UnsupportedKafkajsError(installed, SUPPORTED_KAFKAJS_VERSION);
+  assertKafkajsPatched();
 }
