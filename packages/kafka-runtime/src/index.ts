@@ -45,6 +45,7 @@ export {
   // Exactly-once v2 (KIP-447), from the kafkajs patch.
   assertEosV2Support,
   assertKafkajsPatched,
+  supportsEosV2,
   EOS_V2_VERSIONS,
 } from './kafkajs';
 export {

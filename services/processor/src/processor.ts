@@ -1,6 +1,6 @@
 import type { EntityDomain } from '@state-relay/domain';
 import type { TaskStore } from '@state-relay/store';
-import { groupMembership, ReplaceableAdmin } from '@state-relay/kafka-runtime';
+import { groupMembership, ReplaceableAdmin, supportsEosV2 } from '@state-relay/kafka-runtime';
 import { createKafkaClient } from '@state-relay/service-kit';
 import type { Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
@@ -72,6 +72,12 @@ export class Processor {
     const { deleteRetentionMs } = await provisionTopics(provisioning, config, logger).finally(() =>
       provisioning.disconnect().catch(() => undefined),
     );
+    const requireStableOffsets = await supportsEosV2(this.kafka, this.groupId);
+    if (!requireStableOffsets) {
+      logger.warn(
+        'the broker predates Kafka 2.5 (no OffsetFetch v7): committed offsets are read without require_stable',
+      );
+    }
     // The lifecycle's reads (ownership, offsets, changelog ends) for the life of the process: a
     // client replaced after any failed call, so a black-holed connection never outlives one call.
     const admin = new ReplaceableAdmin(this.kafka, {
@@ -97,6 +103,7 @@ export class Processor {
         changelogTopic: config.changelogTopic,
         inputTopics,
         transactionTimeoutMs: config.transactionTimeoutMs,
+        requireStableOffsets,
         ...(this.deps.openStore ? { openStore: this.deps.openStore } : {}),
       }),
       deleteRetentionMs,

@@ -5,10 +5,10 @@ import { kafkaPorts } from '../src/tasks/kafka-ports';
 // retriable crash, or a replacement not yet run); the ports skip those calls, since the next
 // GROUP_JOIN re-applies pauses and seeks. Any other error still surfaces.
 
-function portsWith(consumer: Partial<Consumer>) {
+function portsWith(consumer: Partial<Consumer>, admin: object = {}) {
   return kafkaPorts({
     kafka: {} as Kafka,
-    admin: {} as never,
+    admin: admin as never,
     consumer: () => consumer as Consumer,
     appId: 'app',
     groupId: 'app',
@@ -16,6 +16,7 @@ function portsWith(consumer: Partial<Consumer>) {
     changelogTopic: 'changelog',
     inputTopics: ['events', 'commands'],
     transactionTimeoutMs: 60_000,
+    requireStableOffsets: true,
   });
 }
 
@@ -61,5 +62,29 @@ describe('kafka ports on a consumer between runs', () => {
       ],
     ]);
     expect(() => ports.seek('events', 2, '7')).toThrow('partition not assigned');
+  });
+});
+
+describe('kafka ports reading committed offsets', () => {
+  it('asks with require_stable and waits out UNSTABLE_OFFSET_COMMIT (a pending transaction holds them)', async () => {
+    const asked: object[] = [];
+    const admin = {
+      fetchOffsets: async (request: object) => {
+        asked.push(request);
+        if (asked.length === 1) throw Object.assign(new Error('unstable'), { type: 'UNSTABLE_OFFSET_COMMIT' });
+        return [
+          { topic: 'events', partitions: [{ partition: 0, offset: '7' }] },
+          { topic: 'commands', partitions: [{ partition: 0, offset: '-1' }] },
+        ];
+      },
+      fetchTopicOffsets: async () => [{ partition: 0, low: '3', high: '9', offset: '9' }],
+    };
+    const committed = await portsWith({}, admin).committedOffsets();
+    expect(asked).toEqual([
+      { groupId: 'app', topics: ['events', 'commands'], requireStable: true },
+      { groupId: 'app', topics: ['events', 'commands'], requireStable: true },
+    ]);
+    expect(committed.get('events')?.get(0)).toBe('7');
+    expect(committed.get('commands')?.get(0)).toBe('3'); // none committed: the earliest offset
   });
 });

@@ -13,8 +13,9 @@ import { Processor } from '../src/processor';
 import { changelogState, demoEvents, newDeployment, produceEvents, waitCaughtUp, type Deployment } from './harness';
 
 // The group's committed offsets read stale after the fence (EndTxn answered before the group
-// coordinator materialised the transaction's offsets; kafkajs cannot ask for stable offsets).
-// The race is made deterministic: with no member in the group, its offsets are set back to the
+// coordinator materialised the transaction's offsets). The restore now reads with require_stable
+// (the kafkajs patch), which closes the race on Kafka 2.5+; this checks the defence behind it,
+// which older brokers still rely on. The race is made deterministic: with no member in the group, its offsets are set back to the
 // start, which is what such a stale read returns. A task must continue from what its store and
 // the changelog say it committed, and apply nothing twice.
 

@@ -53,3 +53,14 @@ export async function assertEosV2Support(kafka: Kafka, groupId: string, purpose:
   assertKafkajsPatched();
   assertEosV2Versions(await groupCoordinatorVersions(kafka, groupId), purpose);
 }
+
+/** Whether `groupId`'s coordinator offers the request versions exactly-once v2 sends (a start-up probe; never throws BrokerTooOldError). */
+export async function supportsEosV2(kafka: Kafka, groupId: string): Promise<boolean> {
+  try {
+    assertEosV2Versions(await groupCoordinatorVersions(kafka, groupId), 'probe');
+    return true;
+  } catch (err) {
+    if (err instanceof BrokerTooOldError) return false;
+    throw err;
+  }
+}

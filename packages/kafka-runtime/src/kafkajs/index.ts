@@ -15,5 +15,5 @@ export type { FindCoordinator } from './internals';
 export { openTopicFetcher, batchReader, READ_COMMITTED, TOPIC_FETCHER_CLUSTER_METHODS } from './topic-fetcher';
 export type { TopicFetcher, FetchRequest, FetchedBatch, FetchPartitionData } from './topic-fetcher';
 export { API_KEYS, EOS_V2_VERSIONS, assertKafkajsPatched, implementedVersions } from './patch';
-export { assertEosV2Support, assertEosV2Versions, groupCoordinatorVersions } from './eos-v2';
+export { assertEosV2Support, assertEosV2Versions, groupCoordinatorVersions, supportsEosV2 } from './eos-v2';
 export type { ApiVersionRange, ApiVersionTable } from './eos-v2';

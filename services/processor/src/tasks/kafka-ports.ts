@@ -22,6 +22,11 @@ export interface KafkaPortsOptions {
   changelogTopic: string;
   inputTopics: readonly string[];
   transactionTimeoutMs: number;
+  /**
+   * Committed offsets are read with require_stable (the broker has KIP-447): a restore never
+   * starts from offsets an earlier owner's transaction may still change.
+   */
+  requireStableOffsets: boolean;
   /** Tests inject store failures here; the service opens TaskStore files. */
   openStore?: (dir: string, task: number) => TaskStore;
 }
@@ -46,7 +51,12 @@ export function kafkaPorts(o: KafkaPortsOptions): LifecyclePorts {
         onOffsetOutOfRange,
         groupPrefix: `${o.appId}-restore`,
       }),
-    committedOffsets: () => committedOffsets(o.admin, o.groupId, [...o.inputTopics]),
+    committedOffsets: () =>
+      committedOffsets(o.admin, o.groupId, [...o.inputTopics], {
+        requireStable: o.requireStableOffsets,
+        // An open transaction ends within its timeout (the broker aborts it); then its markers.
+        unstableWithinMs: o.transactionTimeoutMs + 30_000,
+      }),
     ownership: (memberId, task) => taskOwnership(o.admin, o.groupId, memberId, task),
     pause: (task) => whileRunning(() => o.consumer().pause(both(task))),
     resume: (task) => whileRunning(() => o.consumer().resume(both(task))),
