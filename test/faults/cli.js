@@ -1,8 +1,8 @@
 // The entry of `pnpm faults` and `pnpm soak` (root package.json), run under
 // scripts/with-runtime.sh so the container runtime and the base images are there:
-//   pnpm faults [--runs N] [--seed S] [--keys K] [--rate R|auto] [--load E] [--faults MIN-MAX] [--parallel P] [--no-docs]
+//   pnpm faults [--runs N] [--seed S] [--keys K] [--rate R|auto] [--load E] [--faults MIN-MAX] [--parallel P] [--exactly-once v1|v2] [--no-docs]
 //   pnpm faults:report                (the campaign block of docs/faults.md from docs/faults/campaign.json)
-//   pnpm soak [--minutes M] [--rate E] [--keys K] [--sweep-every S] [--fault-every S] [--no-docs]
+//   pnpm soak [--minutes M] [--rate E] [--keys K] [--sweep-every S] [--fault-every S] [--exactly-once v1|v2] [--no-docs]
 // Plain JavaScript on purpose: it only reads the options and starts jest, which runs the
 // TypeScript (campaign.cli.ts, soak.cli.ts) with the repo's own transform and gives the
 // scenario's checks jest's `expect`. No build step, nothing to install.
@@ -12,7 +12,17 @@ const path = require('node:path');
 const MODES = {
   faults: {
     file: 'campaign.cli.ts',
-    defaults: { runs: 5, seed: null, keys: 2000, rate: 'auto', load: 200, faults: '2-5', parallel: 1, docs: true },
+    defaults: {
+      runs: 5,
+      seed: null,
+      keys: 2000,
+      rate: 'auto',
+      load: 200,
+      faults: '2-5',
+      parallel: 1,
+      'exactly-once': 'v1',
+      docs: true,
+    },
   },
   // Rewrites the campaign block of docs/faults.md from docs/faults/campaign.json (one that was
   // cut short is written after every run): no containers, nothing run.
@@ -26,6 +36,7 @@ const MODES = {
       'sweep-every': 60,
       'fault-every': 180,
       seed: null,
+      'exactly-once': 'v1',
       docs: true,
     },
   },
@@ -68,6 +79,8 @@ function parse(mode, argv) {
     options[name] = n;
   };
   if (mode === 'faults-report') return options;
+  if (!['v1', 'v2'].includes(options['exactly-once']))
+    fail(`pnpm ${mode}: --exactly-once must be v1 or v2, got ${options['exactly-once']}`);
   if (mode === 'faults') {
     ['runs', 'keys', 'load', 'parallel'].forEach((n) => positive(n));
     positive('rate', { integer: false, allow: ['auto'] });
@@ -104,6 +117,14 @@ const result = spawnSync(
     '--forceExit',
     path.join(__dirname, MODES[mode].file),
   ],
-  { cwd: root, stdio: 'inherit', env: { ...process.env, STATE_RELAY_FAULTS_CLI: JSON.stringify(options) } },
+  {
+    cwd: root,
+    stdio: 'inherit',
+    env: {
+      ...process.env,
+      STATE_RELAY_FAULTS_CLI: JSON.stringify(options),
+      ...(options['exactly-once'] && { FAULTS_EXACTLY_ONCE: options['exactly-once'] }),
+    },
+  },
 );
 process.exit(result.status ?? 1);

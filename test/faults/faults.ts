@@ -3,7 +3,7 @@ import { fillStateDisk, partitionProcessor, partitionScanner } from './infrastru
 import { poisonRecords } from './poison';
 import { interruptRebuild } from './rebuild';
 import type { ScenarioContext } from './scenario';
-import type { ProcessorOptions, ServiceNode } from './stack';
+import { faultsExactlyOnce, type ProcessorOptions, type ServiceNode } from './stack';
 
 // The faults a scenario can inject, each ending when the system is whole again (every task
 // owned by a ready processor, the scanner answering). None waits for the scan to finish.
@@ -162,7 +162,12 @@ const FREEZE_ATTEMPTS = 60;
 async function freezeMidTransaction(ctx: ScenarioContext, node: ServiceNode): Promise<{ open: string[]; at: number }> {
   for (let attempt = 1; attempt <= FREEZE_ATTEMPTS; attempt++) {
     // Its own tasks' transactional ids: another instance's open transaction proves nothing here.
-    const own = new Set((await node.tasks()).map((t) => `${ctx.d.appId}-${t}`));
+    // EXACTLY_ONCE=v2: one transactional id per instance (INSTANCE_ID is the node's name, see stack.ts).
+    const own = new Set(
+      faultsExactlyOnce() === 'v2'
+        ? [`${ctx.d.appId}-instance-${node.name}`]
+        : (await node.tasks()).map((t) => `${ctx.d.appId}-${t}`),
+    );
     const at = Date.now();
     await node.freeze();
     let open = (await ctx.stack.ongoingTransactions(`${ctx.d.appId}-`)).filter((id) => own.has(id));

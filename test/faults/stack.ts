@@ -239,6 +239,11 @@ export interface ScannerOptions {
 }
 
 /** Kafka on a network plus the two service images; one per test file. */
+/** The processors' EXACTLY_ONCE: FAULTS_EXACTLY_ONCE when a processor starts (v1 unless set; `pnpm faults --exactly-once`). */
+export function faultsExactlyOnce(): 'v1' | 'v2' {
+  return process.env.FAULTS_EXACTLY_ONCE === 'v2' ? 'v2' : 'v1';
+}
+
 export class FaultStack {
   private readonly nodes: ServiceNode[] = [];
 
@@ -281,6 +286,9 @@ export class FaultStack {
         TRANSACTION_TIMEOUT_MS: '60000',
         // One secret for both APIs, so the "token in no log" check covers the processor's too.
         STATE_API_TOKEN: API_TOKEN,
+        EXACTLY_ONCE: faultsExactlyOnce(),
+        // A restarted node is the same instance (v2: the same transactional id).
+        INSTANCE_ID: name,
         ...options.env,
       })
       .withExposedPorts({ container: 8080, host: hostPort })

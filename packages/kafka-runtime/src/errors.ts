@@ -129,6 +129,26 @@ export function isFencedError(err: unknown): boolean {
   return false;
 }
 
+/** TxnOffsetCommit answers that say the member is not (or no longer) in the group's generation (KIP-447). */
+const STALE_MEMBER_TYPES = new Set([
+  'ILLEGAL_GENERATION',
+  'UNKNOWN_MEMBER_ID',
+  'FENCED_INSTANCE_ID',
+  'REBALANCE_IN_PROGRESS',
+]);
+
+/**
+ * True when a transaction's offsets were refused because the group moved on (exactly-once v2): the
+ * transaction is aborted and its tasks recover after the rejoin; the producer itself is fine.
+ */
+export function isStaleMemberError(err: unknown): boolean {
+  for (const e of causes(err, 6)) {
+    const type = kafkaErrorType(e);
+    if (type !== undefined && STALE_MEMBER_TYPES.has(type)) return true;
+  }
+  return false;
+}
+
 /**
  * Broker answers that refuse a produced record or batch for what it is (too large, failing
  * validation, failing its CRC): sending the same records again fails the same way, so the input

@@ -10,7 +10,12 @@ export {
 export type { TopicRequirement } from './topics';
 export { restoreChangelog } from './restorer';
 export type { RestoreRequest, RestoreRecord, RestoreSummary } from './restorer';
-export { initTaskProducer, transactionalIdFor } from './transactional';
+export {
+  initTaskProducer,
+  initTransactionalProducer,
+  instanceTransactionalId,
+  transactionalIdFor,
+} from './transactional';
 export {
   taskOwnership,
   groupMembership,
@@ -30,6 +35,7 @@ export {
   KafkajsNotPatchedError,
   BrokerTooOldError,
   isFencedError,
+  isStaleMemberError,
   recordRejection,
   RECORD_REJECTED_TYPES,
 } from './errors';

@@ -25,9 +25,30 @@ export function transactionalIdFor(appId: string, task: number): string {
  * `connect()`: hence the empty transaction (see DECISIONS.md, 'Fencing by an empty transaction').
  */
 export async function initTaskProducer(opts: TaskProducerOptions): Promise<Producer> {
+  return initTransactionalProducer({
+    kafka: opts.kafka,
+    transactionalId: transactionalIdFor(opts.appId, opts.task),
+    ...(opts.transactionTimeoutMs !== undefined && { transactionTimeoutMs: opts.transactionTimeoutMs }),
+  });
+}
+
+/** `<app>-instance-<id>`: exactly-once v2, one transactional id per processor instance, stable across its restarts. */
+export function instanceTransactionalId(appId: string, instanceId: string): string {
+  return `${appId}-instance-${instanceId}`;
+}
+
+/**
+ * A transactional producer with `transactionalId`, initialised (InitProducerId answered: every
+ * earlier producer with the id is fenced and its pending transaction completed), as initTaskProducer.
+ */
+export async function initTransactionalProducer(opts: {
+  kafka: Kafka;
+  transactionalId: string;
+  transactionTimeoutMs?: number;
+}): Promise<Producer> {
   const producer = withCoordinatorCache(opts.kafka, COORDINATOR_TTL_MS, () =>
     opts.kafka.producer({
-      transactionalId: transactionalIdFor(opts.appId, opts.task),
+      transactionalId: opts.transactionalId,
       idempotent: true,
       maxInFlightRequests: 1,
       transactionTimeout: opts.transactionTimeoutMs ?? 60_000,

@@ -35,6 +35,10 @@ export interface ProcessorConfig {
    * back the events of every task.
    */
   fetchMaxBytesPerPartition: number;
+  /** v1: one transactional producer and transaction per task; v2: one per instance (KIP-447). */
+  exactlyOnce: 'v1' | 'v2';
+  /** v2: names the instance's transactional id; unset: kept in STATE_DIR/instance-id. */
+  instanceId?: string;
   /** Bytes an encoded entity may take: a change past it is refused (an `invalid` result, or an ENTITY_TOO_LARGE dead letter). */
   entityMaxBytes: number;
   /** Failures at the same restart position, with no commit between, after which the task isolates the record that causes them. */
@@ -84,6 +88,17 @@ export const PROCESSOR_ENV = Type.Object({
     maximum: TOPIC_MAX_MESSAGE_BYTES,
   }),
   POISON_MAX_ATTEMPTS: EnvVar.integer({ default: 3, minimum: 1, maximum: 100 }),
+  EXACTLY_ONCE: EnvVar.oneOf(['v1', 'v2'], {
+    default: 'v1',
+    problem:
+      'must be "v1" (one transaction per task) or "v2" (one per instance, fenced by the group generation; Kafka 2.5+)',
+  }),
+  INSTANCE_ID: Type.Optional(
+    EnvVar.text({
+      description:
+        'EXACTLY_ONCE=v2: the instance transactional id is <APP_ID>-instance-<INSTANCE_ID>; unset: an id kept in STATE_DIR',
+    }),
+  ),
 });
 
 /** The process that serves HTTP also reads who may read state. */
@@ -146,6 +161,8 @@ const CONFIG_FROM_ENV = {
   fetchMaxBytesPerPartition: 'FETCH_MAX_BYTES_PER_PARTITION',
   entityMaxBytes: 'ENTITY_MAX_BYTES',
   poisonMaxAttempts: 'POISON_MAX_ATTEMPTS',
+  exactlyOnce: 'EXACTLY_ONCE',
+  instanceId: 'INSTANCE_ID',
 } as const satisfies Record<Exclude<keyof ProcessorConfig, 'changelogTopic'>, keyof ProcessorEnv>;
 
 function toProcessorConfig(v: ProcessorEnv): ProcessorConfig {
@@ -162,6 +179,9 @@ function checkProcessor(v: Partial<ProcessorEnv>, problems: string[]): void {
     problems.push(`COMMIT_INTERVAL_MS (${interval}) must be lower than TRANSACTION_TIMEOUT_MS (${timeout})`);
   }
   if (v.EVENTS_TOPIC === v.COMMANDS_TOPIC) problems.push('EVENTS_TOPIC and COMMANDS_TOPIC must differ');
+  if (v.INSTANCE_ID !== undefined && !/^[A-Za-z0-9._-]{1,64}$/.test(v.INSTANCE_ID)) {
+    problems.push(`INSTANCE_ID must use only [A-Za-z0-9._-], at most 64 characters, got "${v.INSTANCE_ID}"`);
+  }
   if (v.APP_ID !== undefined && v.STORE_NAME !== undefined) {
     try {
       changelogTopicName(v.APP_ID, v.STORE_NAME);

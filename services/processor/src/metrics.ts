@@ -37,8 +37,13 @@ export function createProcessorMetrics() {
     ),
     transactions: metrics.counter(
       'processor_transactions_total',
-      'Kafka transactions committed, per task (at most one per task per commit interval, or per full unit)',
+      'Units of work committed, per task (EXACTLY_ONCE=v1: one Kafka transaction each, at most one per task per commit interval, or per full unit; v2: each a part of the instance transaction)',
       ['task'],
+    ),
+    instanceTransactions: metrics.counter(
+      'processor_instance_transactions_total',
+      'EXACTLY_ONCE=v2: Kafka transactions of the instance (every RUNNING task in one, at most one per commit interval, or per full unit), by outcome: committed, stale-member (the group moved on), expired (open past TRANSACTION_TIMEOUT_MS), fenced (another process took the id), failed',
+      ['outcome'],
     ),
     taskStates: metrics.gauge(
       'processor_tasks',

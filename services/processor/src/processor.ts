@@ -1,13 +1,22 @@
 import type { EntityDomain } from '@state-relay/domain';
 import type { TaskStore } from '@state-relay/store';
-import { groupMembership, ReplaceableAdmin, supportsEosV2 } from '@state-relay/kafka-runtime';
+import {
+  assertEosV2Support,
+  groupMembership,
+  initTransactionalProducer,
+  instanceTransactionalId,
+  ReplaceableAdmin,
+  supportsEosV2,
+} from '@state-relay/kafka-runtime';
 import { createKafkaClient } from '@state-relay/service-kit';
 import type { Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { ProcessorConfig } from './config';
 import type { ProcessingExtension } from './extension';
 import { GroupConsumer } from './kafka/group-consumer';
+import { instanceIdFor } from './kafka/instance-id';
 import { provisionTopics } from './kafka/topics';
+import { InstanceCommitter } from './tasks/instance-commit';
 import type { ProcessorMetrics } from './metrics';
 import { kafkaPorts } from './tasks/kafka-ports';
 import { TaskLifecycle } from './tasks/lifecycle';
@@ -22,6 +31,11 @@ export interface ProcessorDeps {
   extension?: ProcessingExtension;
   /** Tests inject a failing store here. */
   openStore?: (dir: string, task: number) => TaskStore;
+  /**
+   * The processor cannot go on (EXACTLY_ONCE=v2: another process took the instance's transactional
+   * id) and has begun to stop; the service exits 1 (an orchestrator restarts it).
+   */
+  onFatal?: (err: unknown) => void;
 }
 
 /** What the HTTP surface and embedders see of the tasks. */
@@ -42,6 +56,7 @@ export class Processor {
   readonly groupId: string;
   private readonly inputTopics: readonly string[];
   private admin?: ReplaceableAdmin;
+  private committer?: InstanceCommitter;
   private lifecycle?: TaskLifecycle;
   private group?: GroupConsumer;
   private stopping = false;
@@ -72,7 +87,9 @@ export class Processor {
     const { deleteRetentionMs } = await provisionTopics(provisioning, config, logger).finally(() =>
       provisioning.disconnect().catch(() => undefined),
     );
-    const requireStableOffsets = await supportsEosV2(this.kafka, this.groupId);
+    const v2 = config.exactlyOnce === 'v2';
+    if (v2) await assertEosV2Support(this.kafka, this.groupId, 'EXACTLY_ONCE=v2');
+    const requireStableOffsets = v2 || (await supportsEosV2(this.kafka, this.groupId));
     if (!requireStableOffsets) {
       logger.warn(
         'the broker predates Kafka 2.5 (no OffsetFetch v7): committed offsets are read without require_stable',
@@ -92,31 +109,60 @@ export class Processor {
     this.admin = admin;
 
     const inputTopics = this.inputTopics;
-    const lifecycle = new TaskLifecycle({
-      ports: kafkaPorts({
-        kafka: this.kafka,
-        admin,
-        consumer: () => this.group!.current,
-        appId: config.appId,
+    const topics = {
+      events: config.eventsTopic,
+      commands: config.commandsTopic,
+      results: config.resultsTopic,
+      deadLetter: config.deadLetterTopic,
+      changelog: config.changelogTopic,
+    };
+    let committer: InstanceCommitter | undefined;
+    if (v2) {
+      const transactionalId = instanceTransactionalId(config.appId, instanceIdFor(config.stateDir, config.instanceId));
+      logger.info(
+        { transactionalId },
+        'exactly-once v2: one transaction per commit interval for every task of this instance',
+      );
+      committer = new InstanceCommitter({
+        createProducer: () =>
+          initTransactionalProducer({
+            kafka: this.kafka,
+            transactionalId,
+            transactionTimeoutMs: config.transactionTimeoutMs,
+          }),
         groupId: this.groupId,
-        stateDir: config.stateDir,
-        changelogTopic: config.changelogTopic,
-        inputTopics,
+        topics,
+        intervalMs: config.commitIntervalMs,
         transactionTimeoutMs: config.transactionTimeoutMs,
-        requireStableOffsets,
-        ...(this.deps.openStore ? { openStore: this.deps.openStore } : {}),
-      }),
+        logger,
+        metrics,
+        onFenced: (err) => {
+          void this.stop();
+          this.deps.onFatal?.(err);
+        },
+      });
+      this.committer = committer;
+    }
+    const ports = kafkaPorts({
+      kafka: this.kafka,
+      admin,
+      consumer: () => this.group!.current,
+      appId: config.appId,
+      groupId: this.groupId,
+      stateDir: config.stateDir,
+      changelogTopic: config.changelogTopic,
+      inputTopics,
+      transactionTimeoutMs: config.transactionTimeoutMs,
+      requireStableOffsets,
+      ...(this.deps.openStore ? { openStore: this.deps.openStore } : {}),
+    });
+    const lifecycle = new TaskLifecycle({
+      ports: committer ? { ...ports, initProducer: () => committer.ready().then(() => undefined) } : ports,
       deleteRetentionMs,
       inputTopics,
       task: {
         domain: this.deps.domain,
-        topics: {
-          events: config.eventsTopic,
-          commands: config.commandsTopic,
-          results: config.resultsTopic,
-          deadLetter: config.deadLetterTopic,
-          changelog: config.changelogTopic,
-        },
+        topics,
         groupId: this.groupId,
         logger,
         metrics,
@@ -126,9 +172,11 @@ export class Processor {
         entityMaxBytes: config.entityMaxBytes,
         poisonMaxAttempts: config.poisonMaxAttempts,
         ...(extension?.onCommit ? { onCommit: (report) => extension.onCommit!(report) } : {}),
+        ...(committer && { commits: committer }),
       },
     });
     this.lifecycle = lifecycle;
+    await committer?.start(lifecycle);
     this.group = new GroupConsumer({
       kafka: this.kafka,
       groupId: this.groupId,
@@ -154,6 +202,7 @@ export class Processor {
     await this.lifecycle?.drain();
     await this.group?.disconnect();
     await this.lifecycle?.closeAll();
+    await this.committer?.stop();
     await this.admin?.disconnect().catch(() => undefined);
   }
 }

@@ -14,7 +14,17 @@ void runService({
   async build({ stateAuth, ...config }, logger) {
     if (stateAuth.kind === 'off') logger.warn('STATE_API_AUTH=off: GET /state/:key answers without a token');
     const metrics = createProcessorMetrics();
-    const processor = new Processor({ config, domain: accountsDomain, logger, metrics });
+    const processor = new Processor({
+      config,
+      domain: accountsDomain,
+      logger,
+      metrics,
+      // Thrown outside any promise: runService logs it, stops gracefully and exits 1.
+      onFatal: (err) =>
+        setImmediate(() => {
+          throw err;
+        }),
+    });
     const app = buildApp({ processor, metrics, logger, stateAuth });
     await app.listen({ host: config.httpHost, port: config.httpPort });
     return {

@@ -12,7 +12,8 @@ import {
   type Deployment,
 } from './harness';
 
-describe('processor against a real broker', () => {
+// Both exactly-once modes: v1 (a transaction per task) and v2 (one per instance, KIP-447).
+describe.each(['v1', 'v2'] as const)('processor against a real broker (EXACTLY_ONCE=%s)', (mode) => {
   let kafka: Kafka;
   const running: ProcessorProcess[] = [];
   beforeAll(() => {
@@ -28,7 +29,7 @@ describe('processor against a real broker', () => {
   async function launch(d: Deployment, stateDir?: string): Promise<ProcessorProcess> {
     const p = new ProcessorProcess(d, stateDir);
     running.push(p);
-    await p.start();
+    await p.start({ EXACTLY_ONCE: mode });
     await p.waitReady();
     return p;
   }
@@ -226,4 +227,25 @@ describe('processor against a real broker', () => {
       expect([key, (await b.getState(key)).body.value]).toEqual([key, oracle.get(key)]);
     expectOracle(await changelogState(kafka, d.changelogTopic), oracle);
   });
+
+  if (mode === 'v2') {
+    it('v2: one instance transaction per commit interval carries every task; none per task', async () => {
+      const d = newDeployment(testBrokers(), 4);
+      const proc = await launch(d);
+      const events = demoEvents(400, 6, 5);
+      const started = Date.now();
+      await produceEvents(kafka, d.eventsTopic, events);
+      await waitCaughtUp(kafka, d.appId, d.eventsTopic);
+      const seconds = (Date.now() - started) / 1000;
+      expectOracle(await changelogState(kafka, d.changelogTopic), accountsOracle(events));
+      const instance = await proc.metric('processor_instance_transactions_total', 'outcome="committed"');
+      const units = await proc.metric('processor_transactions_total');
+      // Every task committed units (each task's partition got events) inside the instance's transactions:
+      expect(units).toBeGreaterThan(instance);
+      // and the instance made at most one per commit interval (100 ms) or per full unit.
+      expect(instance).toBeGreaterThan(0);
+      expect(instance).toBeLessThanOrEqual(Math.ceil(seconds * 10) + 2);
+      expect(await proc.metric('processor_instance_transactions_total', 'outcome="failed"')).toBe(0);
+    });
+  }
 });

@@ -97,7 +97,7 @@ export class GroupConsumer {
       this.memberId = payload.memberId;
       this.absences = 0;
       logger.info({ tasks: owned, memberId: payload.memberId }, 'joined the group');
-      lifecycle.onAssignment(payload.memberId, owned);
+      lifecycle.onAssignment(payload.memberId, owned, payload.generationId);
     });
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       logger.error({ err: payload.error, restart: payload.restart }, 'consumer crashed');

@@ -3,7 +3,9 @@ import type { TaskOwnership } from '@state-relay/kafka-runtime';
 import type { StoreChange, TaskStore } from '@state-relay/store';
 import type { IHeaders, Producer } from 'kafkajs';
 import { asTaskFailure, TaskFailure } from './errors';
+import type { CommitSource } from './instance-commit';
 import { Task, type TaskDeps } from './task';
+import type { GroupMembership } from './transaction';
 
 /** A changelog record as restore hands it over. */
 export interface ChangelogRecord {
@@ -14,8 +16,11 @@ export interface ChangelogRecord {
 
 /** What the lifecycle needs from Kafka, SQLite and the consumer: the real ones in kafka-ports.ts, fakes in tests. */
 export interface LifecyclePorts {
-  /** A producer with the task's transactional id on which InitProducerId has completed (fencing). */
-  initProducer(task: number): Promise<Producer>;
+  /**
+   * A producer with the task's transactional id on which InitProducerId has completed (fencing).
+   * Exactly-once v2: undefined once the instance producer is ready (the task has none of its own).
+   */
+  initProducer(task: number): Promise<Producer | undefined>;
   openStore(task: number): TaskStore;
   removeStore(task: number): void;
   /** End offset of every changelog partition. */
@@ -60,11 +65,12 @@ export interface LifecycleOptions {
  *   revoked      → CLOSED, state file deleted (it would go stale while another instance owns it)
  * A batch is only folded by a RUNNING task of the current assignment.
  */
-export class TaskLifecycle {
+export class TaskLifecycle implements CommitSource {
   private readonly tasks = new Map<number, Task>();
   private readonly closing = new Map<number, Promise<void>>();
   private assigned = new Set<number>();
   private memberId = '';
+  private generationId = -1;
   private stopping = false;
 
   constructor(private readonly options: LifecycleOptions) {}
@@ -93,9 +99,10 @@ export class TaskLifecycle {
    * A new generation's assignment (kafkajs GROUP_JOIN, before it fetches for it). Synchronous
    * on purpose: pauses and seeks land before the first fetch of the generation.
    */
-  onAssignment(memberId: string, ids: number[]): void {
+  onAssignment(memberId: string, ids: number[], generationId = -1): void {
     if (this.stopping) return;
     this.memberId = memberId;
+    this.generationId = generationId;
     this.assigned = new Set(ids);
     for (const [id, task] of this.tasks) {
       if (!this.assigned.has(id)) this.release(task, true);
@@ -130,6 +137,18 @@ export class TaskLifecycle {
     }
     this.options.task.metrics.tasksOwned.set(this.assigned.size);
     if (entering.length > 0) void this.enterGuarded(entering);
+  }
+
+  /** The member of the current assignment (exactly-once v2 commits its offsets for it). */
+  membership(): GroupMembership | undefined {
+    return this.memberId && this.generationId >= 0
+      ? { generationId: this.generationId, memberId: this.memberId }
+      : undefined;
+  }
+
+  /** The instance's commit cycle (exactly-once v2): every RUNNING task of the assignment hands over its unit. */
+  commitDue(): void {
+    for (const task of this.tasks.values()) if (this.runningTask(task.id)) task.commitDue();
   }
 
   /** Reads one entity from whichever owned task holds it (committed state only). */
@@ -275,6 +294,7 @@ export class TaskLifecycle {
         await this.closing.get(task.id);
         try {
           const producer = await ports.initProducer(task.id);
+          if (!producer) return;
           if (live().some((t) => t.task === task)) task.attachProducer(producer);
           else void producer.disconnect().catch(() => undefined);
         } catch (err) {

@@ -11,6 +11,7 @@ import { DEAD_LETTER_MAX_BYTES, DEFAULT_ENTITY_MAX_BYTES } from '../kafka/limits
 import { foldInput, foldRecord, type FoldContext, type FoldInput } from './fold';
 import { commitAlone } from './isolation';
 import { PoisonWatch, poisonCause, type PoisonCause } from './poison';
+import type { CommitPort } from './instance-commit';
 import { commitUnit } from './transaction';
 import { currentEntity, UnitOfWork } from './unit-of-work';
 
@@ -58,6 +59,11 @@ export interface TaskDeps {
   entityMaxBytes?: number;
   /** POISON_MAX_ATTEMPTS (default 3). */
   poisonMaxAttempts?: number;
+  /**
+   * Exactly-once v2: the instance's transaction takes this task's units (InstanceCommitter); the
+   * task has no producer of its own. Absent: v1, one transaction per task on its own producer.
+   */
+  commits?: CommitPort;
 }
 
 /** Records folded between two yields to the event loop (a fetched batch can hold thousands). */
@@ -136,7 +142,9 @@ export class Task implements TaskContext {
 
   /** RESTORING → RUNNING: the store is restored, `positions` are the committed offsets read after fencing. */
   start(positions: Map<string, bigint>): void {
-    if (!this.producer || !this.store) throw new Error(`task ${this.id}: start without producer or store`);
+    if ((!this.producer && !this.deps.commits) || !this.store) {
+      throw new Error(`task ${this.id}: start without producer or store`);
+    }
     this.position.clear();
     for (const [topic, offset] of positions) this.position.set(topic, offset);
     this.committedInputs = new Map(positions);
@@ -353,9 +361,20 @@ export class Task implements TaskContext {
     return this.inFlight !== undefined && this.open.records >= this.deps.commitMaxRecords;
   }
 
+  /**
+   * Exactly-once v2: the instance's commit cycle asks (synchronously, see InstanceCommitter): the
+   * open unit goes into the cycle's transaction unless a commit of this task is still in flight.
+   */
+  commitDue(): void {
+    if (this.current !== 'RUNNING' || this.isolating || this.inFlight || this.open.isEmpty) return;
+    this.clearTimer();
+    this.inFlight = this.runCommit();
+  }
+
   /** Starts a commit when one is due (interval elapsed, or the unit is big) and none is in flight. */
   private schedule(): void {
     if (this.current !== 'RUNNING' || this.isolating || this.inFlight || this.open.isEmpty) return;
+    if (this.deps.commits) return this.deps.commits.wake(this.open.records >= this.deps.commitMaxRecords);
     const now = Date.now();
     const due = this.lastCommitAt + this.deps.commitIntervalMs;
     if (now >= due || this.open.records >= this.deps.commitMaxRecords) {
@@ -401,19 +420,22 @@ export class Task implements TaskContext {
   /** One transaction for `unit`, then SQLite; throws a TaskFailure. */
   private async commit(unit: UnitOfWork): Promise<void> {
     const unitNumber = this.units++;
-    const producer = this.producer!;
     const store = this.store!;
     const now = this.deps.now ?? Date.now;
     const startedAt = now();
     const incarnation = this.incarnation;
     // All inputs, not only those this unit moved: compaction may leave only this unit's records.
     const inputs = new Map([...this.committedInputs, ...unit.offsets]);
-    const { changes, checkpoint } = await commitUnit(producer, unit, {
-      task: this.id,
-      groupId: this.deps.groupId,
-      topics: this.deps.topics,
-      inputs,
-    });
+    // v2 commits every input's offset each time: a pending transaction of the task is then always
+    // visible to a new owner's require_stable read, whatever the unit moved.
+    const { changes, checkpoint } = this.deps.commits
+      ? await this.deps.commits.commit({ task: this.id, unit, inputs, offsets: inputs })
+      : await commitUnit(this.producer!, unit, {
+          task: this.id,
+          groupId: this.deps.groupId,
+          topics: this.deps.topics,
+          inputs,
+        });
     if (this.incarnation === incarnation) this.committedInputs = inputs;
     const committedAt = now();
     // Committed in Kafka: now SQLite. A crash right here is repaired by restore, which

@@ -24,6 +24,30 @@ export interface CommittedUnit {
  */
 export const COMMIT_DEADLINE_MS = 40_000;
 
+/** One task's share of a transaction: its unit and where its inputs stand once it commits. */
+export interface CommitPart {
+  task: number;
+  unit: UnitOfWork;
+  /** Every input's next offset once this unit commits: each changelog record carries them (restore learns them). */
+  inputs: ReadonlyMap<string, bigint>;
+  /** The input offsets sendOffsets commits for the task (default: those the unit moved). */
+  offsets?: ReadonlyMap<string, bigint>;
+}
+
+/** The consumer group member a transaction's offsets are committed for (exactly-once v2: fenced by the generation). */
+export interface GroupMembership {
+  generationId: number;
+  memberId: string;
+}
+
+export interface CommitOptions {
+  groupId: string;
+  topics: TransactionTopics;
+  deadlineMs?: number;
+  /** Sent with the offsets (TxnOffsetCommit v3): a member the group no longer counts cannot commit. */
+  membership?: GroupMembership;
+}
+
 /**
  * One Kafka transaction for a unit of work: its changes to the changelog (last value per key,
  * tombstone on delete, on the task's own partition), the command results, the dead letters and
@@ -36,34 +60,57 @@ export async function commitUnit(
   unit: UnitOfWork,
   {
     task,
-    groupId,
-    topics,
-    deadlineMs = COMMIT_DEADLINE_MS,
     inputs = unit.offsets,
-  }: {
+    ...options
+  }: CommitOptions & {
     task: number;
-    groupId: string;
-    topics: TransactionTopics;
-    deadlineMs?: number;
-    /** Every input's next offset once this unit commits: each changelog record carries them (restore learns them). */
+    /** See CommitPart.inputs. */
     inputs?: ReadonlyMap<string, bigint>;
   },
 ): Promise<CommittedUnit> {
-  const headers = inputs.size > 0 ? { [INPUT_POSITIONS_HEADER]: encodeInputPositions(inputs) } : undefined;
+  const [committed] = await commitUnits(producer, [{ task, unit, inputs }], options);
+  return committed!;
+}
+
+/**
+ * One Kafka transaction for the units of several tasks (exactly-once v2: every task of the
+ * instance per commit interval), as commitUnit does for one; resolves each part's CommittedUnit in
+ * order. Throws TaskFailure as commitUnit does; `cause` holds the broker's answer.
+ */
+export async function commitUnits(
+  producer: Pick<Producer, 'transaction'>,
+  parts: readonly CommitPart[],
+  { groupId, topics, deadlineMs = COMMIT_DEADLINE_MS, membership }: CommitOptions,
+): Promise<CommittedUnit[]> {
   // Encoded once, at fold: the same bytes go to the changelog and, after the commit, to SQLite.
-  const changes: Array<[string, Buffer | null]> = [];
-  const changelog: Message[] = [];
-  for (const [key, entity] of unit.cache.entries()) {
-    const value = entity ? (unit.encoded.get(key) ?? encodeStoredEntity(entity)) : null;
-    changes.push([key, value]);
-    changelog.push({ key, value, partition: task, ...(headers && { headers }) });
-  }
+  const prepared = parts.map(({ task, unit, inputs }) => {
+    const headers = inputs.size > 0 ? { [INPUT_POSITIONS_HEADER]: encodeInputPositions(inputs) } : undefined;
+    const changes: Array<[string, Buffer | null]> = [];
+    const changelog: Message[] = [];
+    for (const [key, entity] of unit.cache.entries()) {
+      const value = entity ? (unit.encoded.get(key) ?? encodeStoredEntity(entity)) : null;
+      changes.push([key, value]);
+      changelog.push({ key, value, partition: task, ...(headers && { headers }) });
+    }
+    return { task, changes, changelog, checkpoint: null as string | null };
+  });
+  const changelog = prepared.flatMap((p) => p.changelog);
+  const results = parts.flatMap((p) => p.unit.results);
+  const deadLetters = parts.flatMap((p) => p.unit.deadLetters);
   const topicMessages = [
     ...(changelog.length ? [{ topic: topics.changelog, messages: changelog }] : []),
-    ...(unit.results.length ? [{ topic: topics.results, messages: unit.results }] : []),
-    ...(unit.deadLetters.length ? [{ topic: topics.deadLetter, messages: unit.deadLetters }] : []),
+    ...(results.length ? [{ topic: topics.results, messages: results }] : []),
+    ...(deadLetters.length ? [{ topic: topics.deadLetter, messages: deadLetters }] : []),
   ];
-  let checkpoint: string | null = null;
+  const offsetTopics = new Map<string, Array<{ partition: number; offset: string }>>();
+  for (const { task, unit, offsets = unit.offsets } of parts) {
+    for (const [topic, next] of offsets) {
+      let partitions = offsetTopics.get(topic);
+      if (!partitions) offsetTopics.set(topic, (partitions = []));
+      partitions.push({ partition: task, offset: next.toString() });
+    }
+  }
+  const byTask = new Map(prepared.map((p) => [p.task, p]));
   let tx: Transaction | undefined;
   let timer: NodeJS.Timeout | undefined;
   let late = false;
@@ -79,32 +126,39 @@ export async function commitUnit(
     // (max.message.bytes, 1 MB by default): send a big unit's records in slices.
     for (const slice of slicesOf(topicMessages, MAX_REQUEST_BYTES)) {
       const sent = await tx.sendBatch({ topicMessages: slice });
-      const meta = sent.find((r) => r.topicName === topics.changelog && r.partition === task);
-      const count = slice.find((t) => t.topic === topics.changelog)?.messages.length ?? 0;
-      if (meta?.baseOffset !== undefined) checkpoint = (BigInt(meta.baseOffset) + BigInt(count)).toString();
+      const counts = new Map<number, number>();
+      for (const m of slice.find((t) => t.topic === topics.changelog)?.messages ?? []) {
+        counts.set(m.partition!, (counts.get(m.partition!) ?? 0) + 1);
+      }
+      for (const meta of sent) {
+        const part = meta.topicName === topics.changelog ? byTask.get(meta.partition) : undefined;
+        const count = counts.get(meta.partition);
+        if (part && count && meta.baseOffset !== undefined) {
+          part.checkpoint = (BigInt(meta.baseOffset) + BigInt(count)).toString();
+        }
+      }
     }
-    if (unit.offsets.size > 0) {
+    if (offsetTopics.size > 0) {
       await tx.sendOffsets({
         consumerGroupId: groupId,
-        topics: [...unit.offsets].map(([topic, next]) => ({
-          topic,
-          partitions: [{ partition: task, offset: next.toString() }],
-        })),
+        topics: [...offsetTopics].map(([topic, partitions]) => ({ topic, partitions })),
+        ...membership,
       });
     }
     await tx.commit();
   };
   const running = run();
   running.catch(() => undefined); // given up on at the deadline, it settles when its producer goes
+  const who = parts.length === 1 ? `task ${parts[0]!.task}` : `tasks ${parts.map((p) => p.task).join(', ')}`;
   try {
     await Promise.race([running, deadline]);
   } catch (err) {
     // Past the deadline the transaction is left to the next fence; an abort after an early failure
     // gets only what is left of the deadline, so the task never stays RUNNING past it.
     if (!late && tx) await Promise.race([tx.abort().catch(() => undefined), deadline.catch(() => undefined)]);
-    throw new TaskFailure(isFencedError(err) ? 'fenced' : 'commit', `task ${task}: transaction failed`, err);
+    throw new TaskFailure(isFencedError(err) ? 'fenced' : 'commit', `${who}: transaction failed`, err);
   } finally {
     clearTimeout(timer);
   }
-  return { changes, checkpoint };
+  return prepared.map(({ changes, checkpoint }) => ({ changes, checkpoint }));
 }
