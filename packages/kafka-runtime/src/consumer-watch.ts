@@ -1,4 +1,5 @@
 import type { Consumer } from 'kafkajs';
+import { withDeadline } from './deadline';
 
 /**
  * Why a consumer needs replacing: kafkajs gave up on it, it stopped making progress, or (found by
@@ -97,23 +98,10 @@ export async function retireConsumer(
   running?: Promise<unknown>,
   settleWithinMs = RUN_SETTLE_MS,
 ): Promise<void> {
-  if (running)
-    await within(
-      running.catch(() => undefined),
-      settleWithinMs,
-    );
-  await within(
-    old.disconnect().catch(() => undefined),
-    disconnectWithinMs,
-  );
+  const settled = (p: Promise<unknown>) => p.catch(() => undefined);
+  if (running) await withDeadline(settled(running), settleWithinMs, { fallback: undefined });
+  await withDeadline(settled(old.disconnect()), disconnectWithinMs, { fallback: undefined });
   await new Promise((resolve) => setTimeout(resolve, replacementDelayMs(attempt)).unref());
-}
-
-/** `promise`, or nothing after `ms`. */
-async function within(promise: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
-  clearTimeout(timer);
 }
 
 export interface ReplacingConsumerOptions {

@@ -1,5 +1,5 @@
 import { encodeInputPositions, encodeStoredEntity, INPUT_POSITIONS_HEADER } from '@state-relay/contracts';
-import { isFencedError, MAX_REQUEST_BYTES, slicesOf } from '@state-relay/kafka-runtime';
+import { isFencedError, MAX_REQUEST_BYTES, slicesOf, withDeadline } from '@state-relay/kafka-runtime';
 import type { Message, Producer, Transaction } from 'kafkajs';
 import type { UnitOfWork } from './unit-of-work';
 import { TaskFailure } from './errors';
@@ -65,14 +65,8 @@ export async function commitUnit(
   ];
   let checkpoint: string | null = null;
   let tx: Transaction | undefined;
-  let timer: NodeJS.Timeout | undefined;
+  const endsAt = performance.now() + deadlineMs;
   let late = false;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      late = true;
-      reject(new Error(`no answer within ${deadlineMs} ms`));
-    }, deadlineMs);
-  });
   const run = async () => {
     tx = await producer.transaction();
     // kafkajs does not split a request into record batches the broker accepts
@@ -94,17 +88,25 @@ export async function commitUnit(
     }
     await tx.commit();
   };
-  const running = run();
-  running.catch(() => undefined); // given up on at the deadline, it settles when its producer goes
   try {
-    await Promise.race([running, deadline]);
+    // Given up on at the deadline, the transaction settles when its producer goes.
+    await withDeadline(run(), deadlineMs, {
+      error: () => {
+        late = true;
+        return new Error(`no answer within ${deadlineMs} ms`);
+      },
+    });
   } catch (err) {
     // Past the deadline the transaction is left to the next fence; an abort after an early failure
     // gets only what is left of the deadline, so the task never stays RUNNING past it.
-    if (!late && tx) await Promise.race([tx.abort().catch(() => undefined), deadline.catch(() => undefined)]);
+    if (!late && tx) {
+      await withDeadline(
+        tx.abort().catch(() => undefined),
+        endsAt - performance.now(),
+        { fallback: undefined },
+      );
+    }
     throw new TaskFailure(isFencedError(err) ? 'fenced' : 'commit', `task ${task}: transaction failed`, err);
-  } finally {
-    clearTimeout(timer);
   }
   return { changes, checkpoint };
 }
