@@ -142,7 +142,12 @@ describe('ReplacingConsumer', () => {
     });
     /** The n-th consumer (1-based) crashes for good. */
     const crash = (n: number) => made[n - 1]!.emit('CRASH', { error: new Error(`crash ${n}`), restart: false });
-    return { c, made, reasons, warnings, attempts, crash };
+    /** Crashes the n-th consumer, then lets `ms` pass (past the back-off of its replacement). */
+    const crashAndWait = async (n: number, ms: number) => {
+      crash(n);
+      await jest.advanceTimersByTimeAsync(ms);
+    };
+    return { c, made, reasons, warnings, attempts, crash, crashAndWait };
   }
 
   it('replaces a consumer kafkajs gave up on with a new one, after retiring the old one', async () => {
@@ -178,13 +183,9 @@ describe('ReplacingConsumer', () => {
   it("by default starts each death's back-off over: only failed starts lengthen it", async () => {
     const r = replacing((n) => n === 3);
     await r.c.start();
-    r.crash(1);
-    await jest.advanceTimersByTimeAsync(1_500);
-    r.crash(2);
-    await jest.advanceTimersByTimeAsync(1_500); // consumer 3 fails to start
-    await jest.advanceTimersByTimeAsync(3_000);
-    r.crash(4);
-    await jest.advanceTimersByTimeAsync(1_500);
+    await r.crashAndWait(1, 1_500);
+    await r.crashAndWait(2, 4_500); // consumer 3 fails to start; consumer 4 follows 1.6–2.4 s later
+    await r.crashAndWait(4, 1_500);
     expect(r.made).toHaveLength(5);
     expect(r.attempts).toEqual([1, 1, 2, 1]);
     await r.c.stop();
@@ -193,16 +194,12 @@ describe('ReplacingConsumer', () => {
   it("with backOff 'until-joined', lengthens the back-off with every replacement until a consumer joins", async () => {
     const r = replacing(() => false, { backOff: 'until-joined' });
     await r.c.start();
-    r.crash(1);
-    await jest.advanceTimersByTimeAsync(1_500);
-    r.crash(2); // started, but never joined
-    await jest.advanceTimersByTimeAsync(3_000);
+    await r.crashAndWait(1, 1_500);
+    await r.crashAndWait(2, 3_000); // consumer 2 started, but never joined
     r.made[0]!.emit('GROUP_JOIN'); // a retired consumer's join resets nothing
-    r.crash(3);
-    await jest.advanceTimersByTimeAsync(5_000);
+    await r.crashAndWait(3, 5_000);
     r.made[3]!.emit('GROUP_JOIN');
-    r.crash(4);
-    await jest.advanceTimersByTimeAsync(1_500);
+    await r.crashAndWait(4, 1_500);
     expect(r.made).toHaveLength(5);
     expect(r.attempts).toEqual([1, 2, 3, 1]);
     await r.c.stop();
