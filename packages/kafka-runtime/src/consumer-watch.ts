@@ -1,4 +1,5 @@
 import type { Consumer } from 'kafkajs';
+import { withDeadline } from './deadline';
 
 /**
  * Why a consumer needs replacing: kafkajs gave up on it, it stopped making progress, or (found by
@@ -97,23 +98,10 @@ export async function retireConsumer(
   running?: Promise<unknown>,
   settleWithinMs = RUN_SETTLE_MS,
 ): Promise<void> {
-  if (running)
-    await within(
-      running.catch(() => undefined),
-      settleWithinMs,
-    );
-  await within(
-    old.disconnect().catch(() => undefined),
-    disconnectWithinMs,
-  );
+  const settled = (p: Promise<unknown>) => p.catch(() => undefined);
+  if (running) await withDeadline(settled(running), settleWithinMs, { fallback: undefined });
+  await withDeadline(settled(old.disconnect()), disconnectWithinMs, { fallback: undefined });
   await new Promise((resolve) => setTimeout(resolve, replacementDelayMs(attempt)).unref());
-}
-
-/** `promise`, or nothing after `ms`. */
-async function within(promise: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
-  clearTimeout(timer);
 }
 
 export interface ReplacingConsumerOptions {
@@ -123,11 +111,25 @@ export interface ReplacingConsumerOptions {
   stallMs: number;
   /** A new consumer with its event listeners; not yet connected. */
   create: () => Consumer;
-  /** Connects, subscribes and runs it. */
+  /** Connects and subscribes it before `run`, if `run` does not; a retirement does not wait for this part. */
+  connect?: (consumer: Consumer) => Promise<void>;
+  /** Runs it (`consumer.run`), connecting first unless `connect` does; a retirement waits for it. */
   run: (consumer: Consumer) => Promise<void>;
   logger: { warn(obj: object, msg: string): void };
   /** Told before each replacement (a metric). */
   onReplacing?: (reason: ConsumerDeath) => void;
+  /**
+   * Logs each replacement instead of the default lines (one per replacement, one per failed start);
+   * `err` is the crash kafkajs gave up on, or the failed start before this attempt.
+   */
+  log?: (replacement: { reason: ConsumerDeath; attempt: number; err?: Error }) => void;
+  /**
+   * How the back-off grows: 'per-death' (default) starts over at each death and grows while
+   * replacements fail to start; 'until-joined' grows with every replacement until a consumer joins.
+   */
+  backOff?: 'per-death' | 'until-joined';
+  /** The owner is stopping: nothing more is replaced, as after stopWatching. */
+  stopping?: () => boolean;
 }
 
 /**
@@ -143,6 +145,8 @@ export class ReplacingConsumer {
   private stopped = false;
   /** The `run` of the current consumer (settles once it has joined or crashed). */
   private running?: Promise<void>;
+  /** Consecutive replacements, as options.backOff counts them. */
+  private attempts = 0;
 
   constructor(private readonly options: ReplacingConsumerOptions) {}
 
@@ -153,36 +157,66 @@ export class ReplacingConsumer {
 
   /** Creates and runs the first consumer; throws if that fails. */
   async start(): Promise<void> {
-    const { create, run, stallMs } = this.options;
+    const { create, connect, run, stallMs, backOff } = this.options;
     const consumer = create();
     this.consumer = consumer;
+    if (backOff === 'until-joined') {
+      consumer.on(consumer.events.GROUP_JOIN, () => {
+        if (this.consumer === consumer) this.attempts = 0;
+      });
+    }
     this.watch?.stop();
-    this.watch = watchConsumer(consumer, { stallMs, onDead: (reason) => void this.replace(consumer, reason) });
+    this.watch = watchConsumer(consumer, {
+      stallMs,
+      onDead: (reason, err) => void this.replace(consumer, reason, err),
+    });
+    if (connect) await connect(consumer); // no await without it: `running` is set in this tick
     this.running = run(consumer);
     await this.running;
   }
 
-  async stop(): Promise<void> {
+  /** Replaces the consumer now running, for a death its owner found (the group evicted it). */
+  replaceCurrent(reason: ConsumerDeath, err?: Error): void {
+    const consumer = this.consumer;
+    if (!consumer) return;
+    this.watch?.stop(); // its watch must not replace it a second time
+    void this.replace(consumer, reason, err);
+  }
+
+  /** Nothing more is replaced; the consumer runs on until stop() or the owner disconnects it. */
+  stopWatching(): void {
     this.stopped = true;
     this.watch?.stop();
+  }
+
+  async stop(): Promise<void> {
+    this.stopWatching();
     await this.consumer
       ?.disconnect()
       .catch((err: unknown) => this.options.logger.warn({ err }, `${this.options.what} consumer disconnect failed`));
   }
 
-  private async replace(old: Consumer, reason: ConsumerDeath, attempt = 1): Promise<void> {
-    const { what, logger } = this.options;
-    if (this.stopped || this.consumer !== old) return;
-    logger.warn({ reason, attempt }, `${what} consumer ${reason}; replacing it`);
+  /** `retry`: the last replacement failed to start; this one continues its back-off. */
+  private async replace(old: Consumer, reason: ConsumerDeath, err?: Error, retry = false): Promise<void> {
+    const { what, logger, log } = this.options;
+    if (this.isStopping() || this.consumer !== old) return;
+    if (this.options.backOff !== 'until-joined' && !retry) this.attempts = 0;
+    const attempt = ++this.attempts;
     this.options.onReplacing?.(reason);
+    if (log) log({ reason, attempt, err });
+    else logger.warn({ reason, attempt }, `${what} consumer ${reason}; replacing it`);
     await retireConsumer(old, attempt, undefined, this.running);
-    if (this.stopped || this.consumer !== old) return;
+    if (this.isStopping() || this.consumer !== old) return;
     try {
       await this.start();
-    } catch (err) {
-      logger.warn({ err }, `replacing the ${what} consumer failed; trying again`);
+    } catch (failure) {
+      if (!log) logger.warn({ err: failure }, `replacing the ${what} consumer failed; trying again`);
       this.watch?.stop(); // this attempt's watch must not replace it a second time
-      void this.replace(this.consumer ?? old, 'crashed', attempt + 1);
+      void this.replace(this.consumer ?? old, 'crashed', failure instanceof Error ? failure : undefined, true);
     }
+  }
+
+  private isStopping(): boolean {
+    return this.stopped || (this.options.stopping?.() ?? false);
   }
 }

@@ -63,6 +63,8 @@ export {
   RUN_SETTLE_MS,
 } from './consumer-watch';
 export type { ConsumerDeath, ConsumerWatch, ConsumerWatchOptions, ReplacingConsumerOptions } from './consumer-watch';
+export { withDeadline } from './deadline';
+export type { OnDeadline } from './deadline';
 export { ReplaceableAdmin, AdminCallTimeoutError, DEFAULT_ADMIN_CALL_TIMEOUT_MS } from './replaceable-admin';
 export type { AdminCalls, ReplaceableAdminOptions } from './replaceable-admin';
 export { PartitionReader } from './partition-reader';

@@ -1,4 +1,5 @@
 import type { Admin, Kafka } from 'kafkajs';
+import { withDeadline } from './deadline';
 
 /** The admin calls the services make. */
 export type AdminCalls = Pick<
@@ -62,20 +63,17 @@ export class ReplaceableAdmin implements AdminCalls {
   listTopics: Admin['listTopics'] = () => this.call('listTopics', (a) => a.listTopics());
 
   private async call<T>(name: string, run: (admin: Admin) => Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
     let admin: Admin | undefined;
-    const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new AdminCallTimeoutError(name, this.callTimeoutMs)), this.callTimeoutMs);
-    });
     try {
-      const running = this.current().then((a) => run((admin = a)));
-      running.catch(() => undefined); // an abandoned call settles when its client is torn down
-      return await Promise.race([running, timedOut]);
+      // An abandoned call settles when its client is torn down.
+      return await withDeadline(
+        this.current().then((a) => run((admin = a))),
+        this.callTimeoutMs,
+        { error: () => new AdminCallTimeoutError(name, this.callTimeoutMs) },
+      );
     } catch (err) {
       this.retire(admin, name, err);
       throw err;
-    } finally {
-      clearTimeout(timer);
     }
   }
 

@@ -6,6 +6,7 @@ import {
   retireConsumer,
   watchConsumer,
   type ConsumerDeath,
+  type ReplacingConsumerOptions,
 } from '../src/consumer-watch';
 
 /** The part of a kafkajs consumer the watch uses: named events and removable listeners. */
@@ -114,14 +115,20 @@ describe('ReplacingConsumer', () => {
   beforeEach(() => jest.useFakeTimers());
   afterEach(() => jest.useRealTimers());
 
-  function replacing(runFails: (n: number) => boolean = () => false) {
+  function replacing(runFails: (n: number) => boolean = () => false, more: Partial<ReplacingConsumerOptions> = {}) {
     const made: Array<ReturnType<typeof fakeConsumer>> = [];
     const reasons: ConsumerDeath[] = [];
     const warnings: string[] = [];
+    const attempts: number[] = [];
     const c = new ReplacingConsumer({
       what: 'test follower',
       stallMs: 60_000, // the fakes never fetch: only crashes replace them here
-      logger: { warn: (_obj, msg) => warnings.push(msg) },
+      logger: {
+        warn: (obj, msg) => {
+          warnings.push(msg);
+          if ('attempt' in obj) attempts.push(obj.attempt as number);
+        },
+      },
       onReplacing: (r) => reasons.push(r),
       create: () => {
         const fake = fakeConsumer();
@@ -131,8 +138,16 @@ describe('ReplacingConsumer', () => {
       run: async () => {
         if (runFails(made.length)) throw new Error('connect failed');
       },
+      ...more,
     });
-    return { c, made, reasons, warnings };
+    /** The n-th consumer (1-based) crashes for good. */
+    const crash = (n: number) => made[n - 1]!.emit('CRASH', { error: new Error(`crash ${n}`), restart: false });
+    /** Crashes the n-th consumer, then lets `ms` pass (past the back-off of its replacement). */
+    const crashAndWait = async (n: number, ms: number) => {
+      crash(n);
+      await jest.advanceTimersByTimeAsync(ms);
+    };
+    return { c, made, reasons, warnings, attempts, crash, crashAndWait };
   }
 
   it('replaces a consumer kafkajs gave up on with a new one, after retiring the old one', async () => {
@@ -163,6 +178,102 @@ describe('ReplacingConsumer', () => {
     r.made[3]!.emit('CRASH', { error: new Error('y'), restart: false });
     await jest.advanceTimersByTimeAsync(10_000);
     expect(r.made).toHaveLength(4);
+  });
+
+  it("by default starts each death's back-off over: only failed starts lengthen it", async () => {
+    const r = replacing((n) => n === 3);
+    await r.c.start();
+    await r.crashAndWait(1, 1_500);
+    await r.crashAndWait(2, 4_500); // consumer 3 fails to start; consumer 4 follows 1.6–2.4 s later
+    await r.crashAndWait(4, 1_500);
+    expect(r.made).toHaveLength(5);
+    expect(r.attempts).toEqual([1, 1, 2, 1]);
+    await r.c.stop();
+  });
+
+  it("with backOff 'until-joined', lengthens the back-off with every replacement until a consumer joins", async () => {
+    const r = replacing(() => false, { backOff: 'until-joined' });
+    await r.c.start();
+    await r.crashAndWait(1, 1_500);
+    await r.crashAndWait(2, 3_000); // consumer 2 started, but never joined
+    r.made[0]!.emit('GROUP_JOIN'); // a retired consumer's join resets nothing
+    await r.crashAndWait(3, 5_000);
+    r.made[3]!.emit('GROUP_JOIN');
+    await r.crashAndWait(4, 1_500);
+    expect(r.made).toHaveLength(5);
+    expect(r.attempts).toEqual([1, 2, 3, 1]);
+    await r.c.stop();
+  });
+
+  it('replaceCurrent replaces the consumer now running, for the reason given, once', async () => {
+    const r = replacing();
+    await r.c.start();
+    r.c.replaceCurrent('evicted');
+    expect(r.made[0]!.listeners()).toBe(0); // its watch is gone: a crash now is no second replacement
+    r.crash(1);
+    await jest.advanceTimersByTimeAsync(1_500);
+    expect(r.reasons).toEqual(['evicted']);
+    expect(r.made).toHaveLength(2);
+    expect(r.made[0]!.disconnects()).toBe(1);
+    expect(r.c.current).toBe(r.made[1]!.consumer);
+    await r.c.stop();
+  });
+
+  it('creates nothing more once stopped during a replacement, by stopWatching or by the owner stopping', async () => {
+    const r = replacing();
+    await r.c.start();
+    r.crash(1);
+    await jest.advanceTimersByTimeAsync(100); // retired, in its back-off
+    r.c.stopWatching();
+    await jest.advanceTimersByTimeAsync(5_000);
+    expect(r.made).toHaveLength(1);
+    expect(r.made[0]!.disconnects()).toBe(1); // by the retirement; stopWatching disconnects nothing
+
+    let stopping = false;
+    const s = replacing(() => false, { stopping: () => stopping });
+    await s.c.start();
+    s.crash(1);
+    await jest.advanceTimersByTimeAsync(100);
+    stopping = true;
+    await jest.advanceTimersByTimeAsync(5_000);
+    expect(s.made).toHaveLength(1);
+    s.c.replaceCurrent('evicted');
+    await jest.advanceTimersByTimeAsync(5_000);
+    expect(s.reasons).toEqual(['crashed']);
+  });
+
+  it("logs through the owner's log, with the failed start as err, instead of its own lines", async () => {
+    const logged: Array<{ reason: ConsumerDeath; attempt: number; err?: Error }> = [];
+    const r = replacing((n) => n === 2, { log: (entry) => logged.push(entry) });
+    await r.c.start();
+    r.crash(1);
+    await jest.advanceTimersByTimeAsync(1_500); // consumer 2 fails to start
+    await jest.advanceTimersByTimeAsync(3_000);
+    expect(r.made).toHaveLength(3);
+    expect(logged.map(({ reason, attempt, err }) => [reason, attempt, err?.message])).toEqual([
+      ['crashed', 1, 'crash 1'],
+      ['crashed', 2, 'connect failed'],
+    ]);
+    expect(r.warnings).toEqual([]);
+    await r.c.stop();
+  });
+
+  it('waits for connect before run, and retires a consumer still connecting without waiting for it', async () => {
+    const connected: number[] = [];
+    const r = replacing(() => false, {
+      connect: (consumer) =>
+        r.made[0]!.consumer === consumer ? Promise.resolve(void connected.push(1)) : new Promise(() => undefined),
+    });
+    await r.c.start();
+    r.crash(1);
+    await jest.advanceTimersByTimeAsync(1_500);
+    expect(r.made).toHaveLength(2); // consumer 2 connects forever
+    r.c.replaceCurrent('stalled');
+    await jest.advanceTimersByTimeAsync(1_500);
+    expect(r.made[1]!.disconnects()).toBe(1);
+    expect(r.made).toHaveLength(3);
+    expect(connected).toEqual([1]);
+    await r.c.stop();
   });
 });
 

@@ -1,11 +1,9 @@
 import {
   CoPartitionedAssigner,
   OWNER_REPLACES,
-  retireConsumer,
+  ReplacingConsumer,
   tasksOf,
-  watchConsumer,
   type ConsumerDeath,
-  type ConsumerWatch,
 } from '@state-relay/kafka-runtime';
 import type { Consumer, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
@@ -18,6 +16,13 @@ import type { InputBatch, TaskContext } from '../extension';
 const REBALANCE_TIMEOUT_MS = 60_000;
 /** No fetch, join or rebalance for this long: the consumer is hung (a join takes at most the rebalance timeout). */
 const CONSUMER_STALL_MS = REBALANCE_TIMEOUT_MS + 30_000;
+
+/** The warning logged for each replacement, by its reason. */
+const REPLACING: Record<ConsumerDeath, string> = {
+  crashed: 'kafkajs gave up on the consumer; replacing it',
+  evicted: 'the group no longer counts this consumer as a member and it has not rejoined; replacing it',
+  stalled: `the consumer made no fetch for ${CONSUMER_STALL_MS / 1000} s; replacing it`,
+};
 
 export interface GroupConsumerDeps {
   kafka: Kafka;
@@ -41,27 +46,42 @@ export interface GroupConsumerDeps {
 /**
  * The consumer loop: one group consumer over both inputs with the co-partitioned assigner.
  * Each generation's assignment goes to the task lifecycle; each fetched batch is folded by its
- * RUNNING task. Recovery: a consumer kafkajs gives up on, or that hangs, is replaced in this
- * process (see run and replace).
+ * RUNNING task. Recovery: a consumer kafkajs gives up on, that hangs or that the group evicted is
+ * replaced in this process (a ReplacingConsumer whose back-off grows until a consumer joins).
  */
 export class GroupConsumer {
-  private consumer?: Consumer;
-  private watch?: ConsumerWatch;
+  private readonly replacing: ReplacingConsumer;
   private joinedGroup = false;
   private memberId?: string;
   /** Consecutive membership checks that found this member absent from a settled group. */
   private absences = 0;
   private membershipTimer?: NodeJS.Timeout;
-  /** Consumer replacements since the last successful join. */
-  private replacements = 0;
-  /** The current consumer's `consumer.run()` (settles once it has joined or crashed). */
-  private running?: Promise<void>;
 
-  constructor(private readonly deps: GroupConsumerDeps) {}
+  constructor(private readonly deps: GroupConsumerDeps) {
+    const { inputTopics, logger, metrics } = deps;
+    this.replacing = new ReplacingConsumer({
+      what: 'group',
+      stallMs: CONSUMER_STALL_MS,
+      logger,
+      backOff: 'until-joined',
+      stopping: () => deps.stopping(),
+      create: () => this.createConsumer(),
+      connect: async (consumer) => {
+        await consumer.connect();
+        await consumer.subscribe({ topics: [...inputTopics], fromBeginning: true });
+      },
+      run: (consumer) => this.runConsumer(consumer),
+      onReplacing: (reason) => {
+        this.joinedGroup = false; // not ready until the replacement has joined
+        metrics.consumerReplacements.inc({ reason });
+      },
+      log: ({ reason, attempt, err }) => logger.warn({ err, reason, attempt }, REPLACING[reason]),
+    });
+  }
 
   /** The consumer in use now (the lifecycle pauses, resumes and seeks through it). */
   get current(): Consumer {
-    return this.consumer!;
+    return this.replacing.current!;
   }
 
   /** The group has been joined, and the consumer has not been lost since. */
@@ -72,10 +92,16 @@ export class GroupConsumer {
   /**
    * Creates, joins and runs the group consumer, watched: if kafkajs gives up on it or it hangs, it
    * is replaced in this process while the tasks keep their producers and stores (see DECISIONS.md,
-   * 'The group consumer is replaced in-process').
+   * 'The group consumer is replaced in-process'). Never gives up: exiting would only trade this
+   * loop for the orchestrator's.
    */
   async run(): Promise<void> {
-    const { kafka, groupId, inputTopics, config, lifecycle, logger, metrics } = this.deps;
+    this.watchMembership();
+    await this.replacing.start();
+  }
+
+  private createConsumer(): Consumer {
+    const { kafka, groupId, config, lifecycle, logger } = this.deps;
     const consumer = kafka.consumer({
       groupId,
       partitionAssigners: [CoPartitionedAssigner],
@@ -85,15 +111,13 @@ export class GroupConsumer {
       heartbeatInterval: Math.floor(config.sessionTimeoutMs / 10),
       maxWaitTimeInMs: 50,
       maxBytesPerPartition: config.fetchMaxBytesPerPartition,
-      // A crash is final; the watch below replaces the consumer (see OWNER_REPLACES).
+      // A crash is final; the ReplacingConsumer replaces the consumer (see OWNER_REPLACES).
       retry: { retries: 10, ...OWNER_REPLACES },
     });
-    this.consumer = consumer;
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
-      if (this.consumer !== consumer) return;
+      if (this.replacing.current !== consumer) return;
       const owned = tasksOf(payload.memberAssignment);
       this.joinedGroup = true;
-      this.replacements = 0;
       this.memberId = payload.memberId;
       this.absences = 0;
       logger.info({ tasks: owned, memberId: payload.memberId }, 'joined the group');
@@ -102,22 +126,19 @@ export class GroupConsumer {
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       logger.error({ err: payload.error, restart: payload.restart }, 'consumer crashed');
     });
-    this.watch?.stop();
-    this.watch = watchConsumer(consumer, {
-      stallMs: CONSUMER_STALL_MS,
-      onDead: (reason, err) => void this.replace(consumer, reason, err),
-    });
-    this.watchMembership();
-    await consumer.connect();
-    await consumer.subscribe({ topics: [...inputTopics], fromBeginning: true });
-    this.running = consumer.run({
+    return consumer;
+  }
+
+  private runConsumer(consumer: Consumer): Promise<void> {
+    const { config, lifecycle, metrics } = this.deps;
+    return consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: config.concurrency,
       eachBatch: async ({ batch, resolveOffset, isRunning, isStale }) => {
         // A batch fetched before a seek, or for a task that is not RUNNING in the current
         // assignment, is dropped unresolved: kafkajs fetches it again from where the task resumes.
-        if (!isRunning() || isStale() || this.consumer !== consumer) return;
+        if (!isRunning() || isStale() || this.replacing.current !== consumer) return;
         const task = lifecycle.runningTask(batch.partition);
         if (!task) return;
         const input: InputBatch = {
@@ -132,36 +153,6 @@ export class GroupConsumer {
         await this.deps.afterBatch?.(task, input);
       },
     });
-    await this.running;
-  }
-
-  /**
-   * Replaces a dead consumer (see run) after a back-off that grows while replacements fail to join
-   * (1 s doubling to 30 s). Never gives up: exiting would only trade this loop for the orchestrator's.
-   */
-  private async replace(old: Consumer, reason: ConsumerDeath, err?: Error): Promise<void> {
-    if (this.deps.stopping() || this.consumer !== old) return;
-    const { logger, metrics } = this.deps;
-    this.replacements++;
-    this.joinedGroup = false; // not ready until the replacement has joined
-    metrics.consumerReplacements.inc({ reason });
-    logger.warn(
-      { err, reason, attempt: this.replacements },
-      reason === 'crashed'
-        ? 'kafkajs gave up on the consumer; replacing it'
-        : reason === 'evicted'
-          ? 'the group no longer counts this consumer as a member and it has not rejoined; replacing it'
-          : `the consumer made no fetch for ${CONSUMER_STALL_MS / 1000} s; replacing it`,
-    );
-    await retireConsumer(old, this.replacements, undefined, this.running);
-    if (this.deps.stopping() || this.consumer !== old) return;
-    try {
-      await this.run();
-    } catch (failure) {
-      this.watch?.stop(); // this attempt's watch must not replace it a second time
-      const current = this.consumer;
-      if (current) void this.replace(current, 'crashed', failure instanceof Error ? failure : undefined);
-    }
   }
 
   /**
@@ -175,18 +166,17 @@ export class GroupConsumer {
     const every = Math.max(1_000, config.sessionTimeoutMs);
     let checking = false;
     this.membershipTimer = setInterval(() => {
-      const consumer = this.consumer;
+      const consumer = this.replacing.current;
       const memberId = this.memberId;
       if (checking || !consumer || !memberId || !this.joinedGroup || this.deps.stopping()) return;
       checking = true;
       void membership(memberId)
         .then((answer) => {
-          if (this.consumer !== consumer || this.memberId !== memberId) return;
+          if (this.replacing.current !== consumer || this.memberId !== memberId) return;
           this.absences = answer === 'absent' ? this.absences + 1 : answer === 'member' ? 0 : this.absences;
           if (this.absences >= 2) {
             this.absences = 0;
-            this.watch?.stop();
-            void this.replace(consumer, 'evicted');
+            this.replacing.replaceCurrent('evicted');
           }
         })
         .catch(() => undefined) // an unanswered check is no verdict
@@ -197,14 +187,14 @@ export class GroupConsumer {
 
   /** Graceful stop, step 1 (with deps.stopping() true): the watch ends; the consumer runs on until disconnect. */
   stopWatching(): void {
-    this.watch?.stop();
+    this.replacing.stopWatching();
     clearInterval(this.membershipTimer);
     this.membershipTimer = undefined;
   }
 
   /** Graceful stop, step 2 (the tasks drained): leaves the group. */
   async disconnect(): Promise<void> {
-    await this.consumer
+    await this.replacing.current
       ?.disconnect()
       .catch((err: unknown) => this.deps.logger.warn({ err }, 'consumer disconnect failed'));
   }

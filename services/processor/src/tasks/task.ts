@@ -1,5 +1,6 @@
 import type { EntityDomain } from '@state-relay/domain';
 import { DEAD_LETTER_HEADERS, type StoredEntity } from '@state-relay/contracts';
+import { withDeadline } from '@state-relay/kafka-runtime';
 import type { TaskStore } from '@state-relay/store';
 import type { Producer } from 'kafkajs';
 import type { Logger } from 'pino';
@@ -314,11 +315,7 @@ export class Task implements TaskContext {
     if (this.current === 'CLOSED') return;
     this.transition('CLOSED');
     this.clearTimer();
-    if (this.inFlight) {
-      let timeout: NodeJS.Timeout | undefined;
-      await Promise.race([this.inFlight, new Promise((r) => (timeout = setTimeout(r, CLOSE_WAIT_MS)))]);
-      clearTimeout(timeout);
-    }
+    if (this.inFlight) await withDeadline(this.inFlight, CLOSE_WAIT_MS, { fallback: undefined });
     this.open = new UnitOfWork();
     this.units++; // the dropped unit's number is never reused
     this.committing = undefined;

@@ -1,5 +1,5 @@
 import { encodeInputPositions, encodeStoredEntity, INPUT_POSITIONS_HEADER } from '@state-relay/contracts';
-import { isFencedError, MAX_REQUEST_BYTES, slicesOf } from '@state-relay/kafka-runtime';
+import { isFencedError, MAX_REQUEST_BYTES, slicesOf, withDeadline } from '@state-relay/kafka-runtime';
 import type { Message, Producer, Transaction } from 'kafkajs';
 import type { UnitOfWork } from './unit-of-work';
 import { TaskFailure } from './errors';
@@ -112,14 +112,8 @@ export async function commitUnits(
   }
   const byTask = new Map(prepared.map((p) => [p.task, p]));
   let tx: Transaction | undefined;
-  let timer: NodeJS.Timeout | undefined;
+  const endsAt = performance.now() + deadlineMs;
   let late = false;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      late = true;
-      reject(new Error(`no answer within ${deadlineMs} ms`));
-    }, deadlineMs);
-  });
   const run = async () => {
     tx = await producer.transaction();
     // kafkajs does not split a request into record batches the broker accepts
@@ -147,18 +141,26 @@ export async function commitUnits(
     }
     await tx.commit();
   };
-  const running = run();
-  running.catch(() => undefined); // given up on at the deadline, it settles when its producer goes
   const who = parts.length === 1 ? `task ${parts[0]!.task}` : `tasks ${parts.map((p) => p.task).join(', ')}`;
   try {
-    await Promise.race([running, deadline]);
+    // Given up on at the deadline, the transaction settles when its producer goes.
+    await withDeadline(run(), deadlineMs, {
+      error: () => {
+        late = true;
+        return new Error(`no answer within ${deadlineMs} ms`);
+      },
+    });
   } catch (err) {
     // Past the deadline the transaction is left to the next fence; an abort after an early failure
     // gets only what is left of the deadline, so the task never stays RUNNING past it.
-    if (!late && tx) await Promise.race([tx.abort().catch(() => undefined), deadline.catch(() => undefined)]);
+    if (!late && tx) {
+      await withDeadline(
+        tx.abort().catch(() => undefined),
+        endsAt - performance.now(),
+        { fallback: undefined },
+      );
+    }
     throw new TaskFailure(isFencedError(err) ? 'fenced' : 'commit', `${who}: transaction failed`, err);
-  } finally {
-    clearTimeout(timer);
   }
   return prepared.map(({ changes, checkpoint }) => ({ changes, checkpoint }));
 }

@@ -1,3 +1,4 @@
+import { withDeadline } from '@state-relay/kafka-runtime';
 import type { Admin } from 'kafkajs';
 
 export interface CommandLagProbeOptions {
@@ -38,19 +39,7 @@ export class CommandLagProbe {
       return this.cached!.lag;
     }
     const waitMs = this.options.waitMs ?? 5_000;
-    let timer: NodeJS.Timeout | undefined;
-    const refreshing = this.refresh();
-    refreshing.catch(() => undefined);
-    try {
-      return await Promise.race([
-        refreshing,
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`no lag reading within ${waitMs} ms`)), waitMs);
-        }),
-      ]);
-    } finally {
-      clearTimeout(timer);
-    }
+    return withDeadline(this.refresh(), waitMs, { error: () => new Error(`no lag reading within ${waitMs} ms`) });
   }
 
   private refresh(): Promise<number> {

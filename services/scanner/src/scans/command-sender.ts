@@ -1,5 +1,5 @@
 import { encodeCommand, type UpdateCommand } from '@state-relay/contracts';
-import { causes } from '@state-relay/kafka-runtime';
+import { causes, withDeadline } from '@state-relay/kafka-runtime';
 import type { Kafka, Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 import { ScannerError } from '../errors';
@@ -87,18 +87,12 @@ export class CommandSender implements CommandSink {
       acks: -1,
       messages: commands.map((c) => ({ key: c.key, value: encodeCommand(c) })),
     });
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new CommandSendTimeoutError(this.sendTimeoutMs)), this.sendTimeoutMs);
-    });
     try {
-      await Promise.race([sending, timedOut]);
+      // An abandoned send settles when its producer is torn down.
+      await withDeadline(sending, this.sendTimeoutMs, { error: () => new CommandSendTimeoutError(this.sendTimeoutMs) });
     } catch (err) {
-      sending.catch(() => undefined); // an abandoned send settles when its producer is torn down
       this.retire(producer, err instanceof CommandSendTimeoutError ? 'timed_out' : 'failed', err);
       throw new CommandSendError(this.topic, err);
-    } finally {
-      clearTimeout(timer);
     }
   }
 

@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { withDeadline } from '@state-relay/kafka-runtime';
 import { requireBearer } from '@state-relay/service-kit';
 import type { PartitionLag } from '../../metrics';
 import type { ScanService } from '../../scans/scan-service';
@@ -154,14 +155,10 @@ export async function statusRoutes(app: FastifyInstance, opts: StatusRouteOption
   const sampleEveryMs = opts.sampleEveryMs ?? 1_000;
   const commandLag = async (): Promise<number | null> => {
     if (!opts.commandLag) return null;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<null>((r) => (timer = setTimeout(() => r(null), LAG_TIMEOUT_MS)));
     try {
-      return await Promise.race([opts.commandLag.lag(), timeout]);
+      return await withDeadline(opts.commandLag.lag(), LAG_TIMEOUT_MS, { fallback: null });
     } catch {
       return null; // Kafka not connected yet, or not answering: the page shows "unknown"
-    } finally {
-      clearTimeout(timer);
     }
   };
   const history = new ScanRateHistory(app.scans, commandLag, opts.now);
