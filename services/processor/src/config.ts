@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { changelogTopicName } from '@state-relay/contracts';
-import { ConfigError, EnvVar, fromEnv, loadEnv } from '@state-relay/service-kit';
+import { EnvVar, fromEnv, loadEnv } from '@state-relay/service-kit';
 import { DEFAULT_ENTITY_MAX_BYTES, TOPIC_MAX_MESSAGE_BYTES } from './kafka/limits';
 
 /** Everything the processor reads from its environment, validated once at start. */
@@ -51,9 +51,6 @@ export type StateReadAuth = { kind: 'bearer'; token: string } | { kind: 'off' };
 export interface ServerConfig extends ProcessorConfig {
   stateAuth: StateReadAuth;
 }
-
-// Moved to the service kit; re-exported for the modules and benches that import it from here.
-export { ConfigError };
 
 const MIN_TOKEN_LENGTH = 16;
 

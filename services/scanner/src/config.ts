@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { changelogTopicName } from '@state-relay/contracts';
-import { ConfigError, EnvVar, loadEnv } from '@state-relay/service-kit';
+import { EnvVar, loadEnv } from '@state-relay/service-kit';
 
 /** Everything the scanner reads from its environment, validated once at start. */
 export interface ScannerConfig {
@@ -38,9 +38,6 @@ export interface ScannerConfig {
   /** Retention of finished scans' per-command rows (commands and results); their counts stay. */
   scanRows: { maxAgeMs: number; maxScans: number; pruneIntervalMs: number };
 }
-
-// The service kit's, re-exported for the modules and tests that import it from here.
-export { ConfigError };
 
 export const MIN_TOKEN_LENGTH = 16;
 
