@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { changelogTopicName } from '@state-relay/contracts';
-import { EnvVar, fromEnv, loadEnv } from '@state-relay/service-kit';
+import { checkChangelogName, EnvVar, fromEnv, loadEnv } from '@state-relay/service-kit';
 import { DEFAULT_ENTITY_MAX_BYTES, TOPIC_MAX_MESSAGE_BYTES } from './kafka/limits';
 
 /** Everything the processor reads from its environment, validated once at start. */
@@ -52,8 +52,6 @@ export interface ServerConfig extends ProcessorConfig {
   stateAuth: StateReadAuth;
 }
 
-const MIN_TOKEN_LENGTH = 16;
-
 /** The processor's environment: README.md's configuration table is checked against it. */
 export const PROCESSOR_ENV = Type.Object({
   KAFKA_BROKERS: EnvVar.brokers(),
@@ -87,11 +85,7 @@ export const PROCESSOR_ENV = Type.Object({
 export const SERVER_ENV = Type.Object({
   ...PROCESSOR_ENV.properties,
   STATE_API_TOKEN: Type.Optional(
-    EnvVar.secret({
-      minLength: MIN_TOKEN_LENGTH,
-      problem: `must be at least ${MIN_TOKEN_LENGTH} characters, got {length}`,
-      description: 'the bearer token GET /state/:key asks for',
-    }),
+    EnvVar.token({ description: 'the bearer token GET /state/:key asks for' }),
   ),
   STATE_API_AUTH: EnvVar.oneOf(['token', 'off'], {
     default: 'token',
@@ -159,13 +153,7 @@ function checkProcessor(v: Partial<ProcessorEnv>, problems: string[]): void {
     problems.push(`COMMIT_INTERVAL_MS (${interval}) must be lower than TRANSACTION_TIMEOUT_MS (${timeout})`);
   }
   if (v.EVENTS_TOPIC === v.COMMANDS_TOPIC) problems.push('EVENTS_TOPIC and COMMANDS_TOPIC must differ');
-  if (v.APP_ID !== undefined && v.STORE_NAME !== undefined) {
-    try {
-      changelogTopicName(v.APP_ID, v.STORE_NAME);
-    } catch (err) {
-      problems.push(`APP_ID and STORE_NAME: ${(err as Error).message}`);
-    }
-  }
+  checkChangelogName(v, problems);
 }
 
 /** Never quotes the token: problems are printed at start. */
