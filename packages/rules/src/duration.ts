@@ -28,9 +28,10 @@ export function durationParts(s: string): DurationParts | 'calendar' | 'invalid'
   if (/^P[^T]*[YM]/.test(s)) return 'calendar';
   if (!DURATION.test(s)) return 'invalid';
   const [date = '', time = ''] = s.slice(1).split('T');
-  const unit = (part: string, letter: string) => Number(new RegExp(`(\\d+)${letter}`).exec(part)?.[1] ?? 0);
-  const [weeks, days] = [unit(date, 'W'), unit(date, 'D')];
-  return { weeks, days, hours: unit(time, 'H'), minutes: unit(time, 'M'), seconds: unit(time, 'S') };
+  const [, weeks, days] = (/^(?:(\d+)W)?(?:(\d+)D)?$/.exec(date) ?? []).map(Number);
+  const [, hours, minutes, seconds] = (/^(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?$/.exec(time) ?? []).map(Number);
+  const n = (v: number | undefined) => (v === undefined || Number.isNaN(v) ? 0 : v);
+  return { weeks: n(weeks), days: n(days), hours: n(hours), minutes: n(minutes), seconds: n(seconds) };
 }
 
 /** Why `s` is not a supported ISO-8601 duration, or undefined when it is. */

@@ -15,7 +15,14 @@ export type {
   RelativeTime,
   ValidationIssue,
 } from './types';
-export { RuleError, RuleErrorCode, RuleValidationError, RuleApplyError } from './errors';
+export {
+  CodedError,
+  RuleError,
+  RuleErrorCode,
+  RuleValidationError,
+  RuleApplyError,
+  type CodedErrorOptions,
+} from './errors';
 export { RULE_LIMITS } from './limits';
 export { validateCondition } from './validate-condition';
 export { validateAction } from './validate-action';
