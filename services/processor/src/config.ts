@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { changelogTopicName } from '@state-relay/contracts';
-import { checkChangelogName, EnvVar, fromEnv, loadEnv } from '@state-relay/service-kit';
+import { checkChangelogName, EnvVar, fromEnv, loadEnv, SHARED_CONFIG_FROM_ENV } from '@state-relay/service-kit';
 import { DEFAULT_ENTITY_MAX_BYTES, TOPIC_MAX_MESSAGE_BYTES } from './kafka/limits';
 
 /** Everything the processor reads from its environment, validated once at start. */
@@ -84,9 +84,7 @@ export const PROCESSOR_ENV = Type.Object({
 /** The process that serves HTTP also reads who may read state. */
 export const SERVER_ENV = Type.Object({
   ...PROCESSOR_ENV.properties,
-  STATE_API_TOKEN: Type.Optional(
-    EnvVar.token({ description: 'the bearer token GET /state/:key asks for' }),
-  ),
+  STATE_API_TOKEN: Type.Optional(EnvVar.token({ description: 'the bearer token GET /state/:key asks for' })),
   STATE_API_AUTH: EnvVar.oneOf(['token', 'off'], {
     default: 'token',
     problem: 'must be "token" (the default) or "off"',
@@ -116,18 +114,10 @@ type ProcessorEnv = Static<typeof PROCESSOR_ENV>;
 
 /** Each field of ProcessorConfig read from its variable (the changelog's name is derived). */
 const CONFIG_FROM_ENV = {
-  brokers: 'KAFKA_BROKERS',
-  appId: 'APP_ID',
-  storeName: 'STORE_NAME',
+  ...SHARED_CONFIG_FROM_ENV,
   eventsTopic: 'EVENTS_TOPIC',
-  commandsTopic: 'COMMANDS_TOPIC',
-  resultsTopic: 'RESULTS_TOPIC',
   deadLetterTopic: 'DEAD_LETTER_TOPIC',
   partitions: 'PARTITIONS',
-  stateDir: 'STATE_DIR',
-  httpHost: 'HTTP_HOST',
-  httpPort: 'HTTP_PORT',
-  logLevel: 'LOG_LEVEL',
   transactionTimeoutMs: 'TRANSACTION_TIMEOUT_MS',
   sessionTimeoutMs: 'SESSION_TIMEOUT_MS',
   concurrency: 'CONCURRENCY',

@@ -1,7 +1,14 @@
 import { join } from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { changelogTopicName } from '@state-relay/contracts';
-import { checkChangelogName, EnvVar, fromEnv, loadEnv, MIN_TOKEN_LENGTH } from '@state-relay/service-kit';
+import {
+  checkChangelogName,
+  EnvVar,
+  fromEnv,
+  loadEnv,
+  SHARED_CONFIG_FROM_ENV,
+  MIN_TOKEN_LENGTH,
+} from '@state-relay/service-kit';
 
 /** Everything the scanner reads from its environment, validated once at start. */
 export interface ScannerConfig {
@@ -71,15 +78,7 @@ type ScannerEnv = Static<typeof SCANNER_ENV>;
 
 /** Each field of ScannerConfig read from its variable (the changelog and the two database paths are derived). */
 const CONFIG_FROM_ENV = {
-  brokers: 'KAFKA_BROKERS',
-  appId: 'APP_ID',
-  storeName: 'STORE_NAME',
-  commandsTopic: 'COMMANDS_TOPIC',
-  resultsTopic: 'RESULTS_TOPIC',
-  stateDir: 'STATE_DIR',
-  httpHost: 'HTTP_HOST',
-  httpPort: 'HTTP_PORT',
-  logLevel: 'LOG_LEVEL',
+  ...SHARED_CONFIG_FROM_ENV,
   apiToken: 'API_TOKEN',
   maxCommandLag: 'MAX_COMMAND_LAG',
   chunkSize: 'CHUNK_SIZE',

@@ -17,3 +17,16 @@ export function fromEnv<E extends object, const M extends EnvTable<E>>(values: E
   }
   return config as FromEnv<E, M>;
 }
+
+/** The fields both services read from the same variables (each service's README documents them). */
+export const SHARED_CONFIG_FROM_ENV = {
+  brokers: 'KAFKA_BROKERS',
+  appId: 'APP_ID',
+  storeName: 'STORE_NAME',
+  commandsTopic: 'COMMANDS_TOPIC',
+  resultsTopic: 'RESULTS_TOPIC',
+  stateDir: 'STATE_DIR',
+  httpHost: 'HTTP_HOST',
+  httpPort: 'HTTP_PORT',
+  logLevel: 'LOG_LEVEL',
+} as const;
