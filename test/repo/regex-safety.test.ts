@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { FieldPathSchema } from '@state-relay/rules';
+import { DURATION_PATTERN, FieldPathSchema } from '@state-relay/rules';
 import { checkSync } from 'recheck';
 import ts from 'typescript';
 
@@ -15,6 +15,8 @@ const BUILT_AT_RUN_TIME: Record<string, () => string> = {
   [`packages/rules/src/schema.ts#\`^(?!(?:.*\\\\.)?\${RESERVED}(?:\\\\.|$))\${SEGMENT}(?:\\\\.\${SEGMENT}){0,\${RULE_LIMITS.maxPathSegments - 1}}$\``]:
     () => FieldPathSchema.pattern!,
   'packages/rules/src/schema.ts#FieldPathSchema.pattern': () => FieldPathSchema.pattern!,
+  // Written once in duration.ts (checked there as a literal), imported by the $ago schema.
+  'packages/rules/src/schema.ts#DURATION_PATTERN': () => DURATION_PATTERN,
 };
 
 /** Expressions that may stay as they are, keyed `file#expression`: why their input is trusted. */

@@ -1,4 +1,4 @@
-import type { Action, Condition } from '@state-relay/rules';
+import type { Action, Condition, JsonObject } from '@state-relay/rules';
 import { checkKeyMatches, readFiniteNumber, readObject, readOptionalNonNegativeInteger, readString } from './fields';
 import { decodeJsonObject, decodeKey, encodeJson } from './json';
 import { MAX_ID_LENGTH, type UpdateCommand } from './types';
@@ -9,12 +9,9 @@ import { MAX_ID_LENGTH, type UpdateCommand } from './types';
  * result the scan can count) instead of dead-lettering.
  */
 export function decodeCommand(key: Buffer | null, value: Buffer | null): UpdateCommand {
-  const messageKey = decodeKey(key);
-  const obj = decodeJsonObject(value);
+  const { obj, envelope } = decodeCommandEnvelope(key, value);
   const command: UpdateCommand = {
-    commandId: readString(obj, 'commandId', MAX_ID_LENGTH),
-    scanId: readString(obj, 'scanId', MAX_ID_LENGTH),
-    key: checkKeyMatches(obj, messageKey),
+    ...envelope,
     asOf: readFiniteNumber(obj, 'asOf'),
     condition: readObject(obj, 'condition') as Condition,
     action: readObject(obj, 'action') as Action,
@@ -23,6 +20,21 @@ export function decodeCommand(key: Buffer | null, value: Buffer | null): UpdateC
   const expectedVersion = readOptionalNonNegativeInteger(obj, 'expectedVersion');
   if (expectedVersion !== undefined) command.expectedVersion = expectedVersion;
   return command;
+}
+
+/** What a command and its result both open with: the record's JSON, the command and scan ids, the entity key. */
+export function decodeCommandEnvelope(
+  key: Buffer | null,
+  value: Buffer | null,
+): { obj: JsonObject; envelope: Pick<UpdateCommand, 'commandId' | 'scanId' | 'key'> } {
+  const messageKey = decodeKey(key);
+  const obj = decodeJsonObject(value);
+  const envelope = {
+    commandId: readString(obj, 'commandId', MAX_ID_LENGTH),
+    scanId: readString(obj, 'scanId', MAX_ID_LENGTH),
+    key: checkKeyMatches(obj, messageKey),
+  };
+  return { obj, envelope };
 }
 
 export function encodeCommand(command: UpdateCommand): Buffer {

@@ -1,3 +1,5 @@
+import { CodedError } from '@state-relay/rules';
+
 export const DECODE_ERROR_CODES = {
   KEY_MISSING: 'KEY_MISSING',
   KEY_INVALID: 'KEY_INVALID',
@@ -13,19 +15,14 @@ export type DecodeErrorCode = (typeof DECODE_ERROR_CODES)[keyof typeof DECODE_ER
  * topic with `code` and `reason` in its headers. `reason` names the offending field and
  * never quotes the untrusted value.
  */
-export class DecodeError extends Error {
+export class DecodeError extends CodedError<DecodeErrorCode> {
   static readonly codes = DECODE_ERROR_CODES;
   override readonly name = 'DecodeError';
-  readonly code: DecodeErrorCode;
   readonly reason: string;
-  readonly retriable = false;
-  override readonly cause: unknown;
 
   constructor(code: DecodeErrorCode, reason: string, cause?: unknown) {
-    super(`${code}: ${reason}`);
-    this.code = code;
+    super(code, `${code}: ${reason}`, { cause });
     this.reason = reason;
-    this.cause = cause;
   }
 }
 

@@ -1,24 +1,15 @@
-import {
-  checkKeyMatches,
-  readFiniteNumber,
-  readOneOf,
-  readOptionalNonNegativeInteger,
-  readOptionalString,
-  readString,
-} from './fields';
-import { decodeJsonObject, decodeKey, encodeJson } from './json';
-import { COMMAND_OUTCOMES, MAX_ID_LENGTH, type CommandResult } from './types';
+import { decodeCommandEnvelope } from './commands';
+import { readFiniteNumber, readOneOf, readOptionalNonNegativeInteger, readOptionalString } from './fields';
+import { encodeJson } from './json';
+import { COMMAND_OUTCOMES, type CommandResult } from './types';
 
 /** Reasons are ours, but cap them so a result never grows without bound. */
 const MAX_REASON_LENGTH = 4096;
 
 export function decodeCommandResult(key: Buffer | null, value: Buffer | null): CommandResult {
-  const messageKey = decodeKey(key);
-  const obj = decodeJsonObject(value);
+  const { obj, envelope } = decodeCommandEnvelope(key, value);
   const result: CommandResult = {
-    commandId: readString(obj, 'commandId', MAX_ID_LENGTH),
-    scanId: readString(obj, 'scanId', MAX_ID_LENGTH),
-    key: checkKeyMatches(obj, messageKey),
+    ...envelope,
     outcome: readOneOf(obj, 'outcome', COMMAND_OUTCOMES),
     processedAt: readFiniteNumber(obj, 'processedAt'),
   };

@@ -1,3 +1,4 @@
+import { CodedError } from '@state-relay/rules';
 import { causes, hasProducerFencedMessage, kafkaErrorType } from './kafkajs/error-shapes';
 
 export const KafkaRuntimeErrorCodes = {
@@ -14,15 +15,9 @@ export const KafkaRuntimeErrorCodes = {
 } as const;
 export type KafkaRuntimeErrorCode = (typeof KafkaRuntimeErrorCodes)[keyof typeof KafkaRuntimeErrorCodes];
 
-export class KafkaRuntimeError extends Error {
-  readonly code: KafkaRuntimeErrorCode;
-  readonly retriable: boolean;
-  constructor(code: KafkaRuntimeErrorCode, message: string, options: { cause?: unknown; retriable?: boolean } = {}) {
-    super(message, { cause: options.cause });
-    this.name = 'KafkaRuntimeError';
-    this.code = code;
-    this.retriable = options.retriable ?? false;
-  }
+/** Base of every error this package throws. */
+export class KafkaRuntimeError extends CodedError<KafkaRuntimeErrorCode> {
+  override name = 'KafkaRuntimeError';
 }
 
 /** The two inputs of a task must have the same partition count; refusing to start is the only safe answer. */

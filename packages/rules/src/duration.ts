@@ -3,10 +3,36 @@ import { quote } from './json';
 import { RULE_LIMITS } from './limits';
 
 const MS = { W: 604_800_000, D: 86_400_000, H: 3_600_000, M: 60_000, S: 1_000 } as const;
-// Only units of fixed length: weeks, days, hours, minutes, seconds, as whole numbers.
-const DURATION = /^P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$/;
-const MAX_MS = RULE_LIMITS.maxDurationDays * MS.D;
+/**
+ * ISO-8601 durations of fixed length only: whole weeks, days, hours, minutes, seconds. The one
+ * copy: the JSON schema's pattern, the rules' `$ago` and the schedule package's intervals.
+ */
+export const DURATION_PATTERN = '^(?!P$)(?!.*T$)P(?:\\d+W)?(?:\\d+D)?(?:T(?:\\d+H)?(?:\\d+M)?(?:\\d+S)?)?$';
+const DURATION = new RegExp(DURATION_PATTERN);
 const EXAMPLES = 'e.g. "P30D", "PT12H", "P1DT12H" (whole weeks W, days D, hours H, minutes M, seconds S)';
+
+/** The whole units of a duration that matches DURATION_PATTERN. */
+export interface DurationParts {
+  weeks: number;
+  days: number;
+  hours: number;
+  minutes: number;
+  seconds: number;
+}
+
+/**
+ * The units of an ISO-8601 duration; 'calendar' when it uses years or months (no fixed length),
+ * 'invalid' when it is no duration DURATION_PATTERN accepts.
+ */
+export function durationParts(s: string): DurationParts | 'calendar' | 'invalid' {
+  if (/^P[^T]*[YM]/.test(s)) return 'calendar';
+  if (!DURATION.test(s)) return 'invalid';
+  const [date = '', time = ''] = s.slice(1).split('T');
+  const [, weeks, days] = (/^(?:(\d+)W)?(?:(\d+)D)?$/.exec(date) ?? []).map(Number);
+  const [, hours, minutes, seconds] = (/^(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?$/.exec(time) ?? []).map(Number);
+  const n = (v: number | undefined) => (v === undefined || Number.isNaN(v) ? 0 : v);
+  return { weeks: n(weeks), days: n(days), hours: n(hours), minutes: n(minutes), seconds: n(seconds) };
+}
 
 /** Why `s` is not a supported ISO-8601 duration, or undefined when it is. */
 export function durationProblem(s: unknown): string | undefined {
@@ -21,22 +47,18 @@ export function parseDurationMs(s: string): number {
 }
 
 function readDuration(s: string): { ms: number; problem?: string } {
-  if (/^P[^T]*[YM]/.test(s)) {
+  const parts = durationParts(s);
+  if (parts === 'calendar') {
     const problem = `duration ${quote(s)} uses years or months, which have no fixed length; use weeks or days`;
     return { ms: 0, problem };
   }
-  const m = DURATION.exec(s);
-  if (m === null || s === 'P' || s.endsWith('T')) {
+  if (parts === 'invalid') {
     return { ms: 0, problem: `invalid duration ${quote(s)}; expected an ISO-8601 duration, ${EXAMPLES}` };
   }
-  const [, w, d, h, min, sec] = m;
-  const ms = n(w) * MS.W + n(d) * MS.D + n(h) * MS.H + n(min) * MS.M + n(sec) * MS.S;
-  if (!Number.isSafeInteger(ms) || ms > MAX_MS) {
+  const { weeks, days, hours, minutes, seconds } = parts;
+  const ms = weeks * MS.W + days * MS.D + hours * MS.H + minutes * MS.M + seconds * MS.S;
+  if (!Number.isSafeInteger(ms) || ms > RULE_LIMITS.maxDurationDays * MS.D) {
     return { ms: 0, problem: `duration ${quote(s)} is too long: at most ${RULE_LIMITS.maxDurationDays} days` };
   }
   return { ms };
-}
-
-function n(digits: string | undefined): number {
-  return digits === undefined ? 0 : Number(digits);
 }

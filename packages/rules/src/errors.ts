@@ -1,4 +1,33 @@
-import type { ValidationIssue } from './types';
+import type { FieldIssue, ValidationIssue } from './types';
+
+export interface CodedErrorOptions {
+  cause?: unknown;
+  /** Whether trying again can help; false unless said. */
+  retriable?: boolean;
+  /** Set on validation errors: every offending field. */
+  issues?: readonly FieldIssue[];
+}
+
+/**
+ * The shape of every error state-relay throws; each package extends it once, as its base. `code`
+ * is UPPER_SNAKE, except the services' HTTP codes, documented lower_snake (they are sent in bodies).
+ * Here, at the bottom of the package graph, so every package can reach it.
+ */
+export class CodedError<C extends string = string> extends Error {
+  readonly code: C;
+  readonly retriable: boolean;
+  // Own enumerable fields, so logs show them (Error's own `cause` is not enumerable).
+  override readonly cause: unknown;
+  declare readonly issues?: readonly FieldIssue[];
+
+  constructor(code: C, message: string, options: CodedErrorOptions = {}) {
+    super(message);
+    this.code = code;
+    this.retriable = options.retriable ?? false;
+    this.cause = options.cause;
+    if (options.issues !== undefined) (this as { issues?: readonly FieldIssue[] }).issues = options.issues;
+  }
+}
 
 export const RuleErrorCode = {
   INVALID: 'RULE_INVALID',
@@ -7,10 +36,9 @@ export const RuleErrorCode = {
 export type RuleErrorCode = (typeof RuleErrorCode)[keyof typeof RuleErrorCode];
 
 /** Base of every error this package throws. */
-export abstract class RuleError extends Error {
-  abstract readonly code: RuleErrorCode;
+export abstract class RuleError extends CodedError<RuleErrorCode> {
   /** Rules are pure functions of their input: the same input fails the same way, so retrying never helps. */
-  readonly retriable = false as const;
+  override readonly retriable = false as const;
 }
 
 const MAX_LISTED_ISSUES = 20;
@@ -19,12 +47,10 @@ const MAX_LISTED_ISSUES = 20;
 export class RuleValidationError extends RuleError {
   static readonly code = RuleErrorCode.INVALID;
   override readonly name = 'RuleValidationError';
-  readonly code = RuleErrorCode.INVALID;
-  readonly issues: ValidationIssue[];
+  declare readonly issues: ValidationIssue[];
 
   constructor(issues: ValidationIssue[]) {
-    super(describeIssues(issues));
-    this.issues = issues;
+    super(RuleErrorCode.INVALID, describeIssues(issues), { issues });
   }
 }
 
@@ -32,11 +58,10 @@ export class RuleValidationError extends RuleError {
 export class RuleApplyError extends RuleError {
   static readonly code = RuleErrorCode.APPLY_FAILED;
   override readonly name = 'RuleApplyError';
-  readonly code = RuleErrorCode.APPLY_FAILED;
   readonly field: string | undefined;
 
   constructor(message: string, options: { field?: string; cause?: unknown } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    super(RuleErrorCode.APPLY_FAILED, message, { cause: options.cause });
     this.field = options.field;
   }
 }

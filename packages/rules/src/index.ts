@@ -15,12 +15,19 @@ export type {
   RelativeTime,
   ValidationIssue,
 } from './types';
-export { RuleError, RuleErrorCode, RuleValidationError, RuleApplyError } from './errors';
+export {
+  CodedError,
+  RuleError,
+  RuleErrorCode,
+  RuleValidationError,
+  RuleApplyError,
+  type CodedErrorOptions,
+} from './errors';
 export { RULE_LIMITS } from './limits';
 export { validateCondition } from './validate-condition';
 export { validateAction } from './validate-action';
 export { parseCondition, parseAction } from './parse';
-export { parseDurationMs } from './duration';
+export { DURATION_PATTERN, durationParts, parseDurationMs, type DurationParts } from './duration';
 export { isRelativeTime, resolveOperand } from './operand';
 export { evaluateCondition } from './evaluate';
 export { applyAction } from './actions';

@@ -4,6 +4,7 @@
 // each problem precisely; a value they accept always matches these schemas.
 import { Type, type TSchema } from '@sinclair/typebox';
 import { RULE_LIMITS } from './limits';
+import { DURATION_PATTERN } from './duration';
 
 const SEGMENT = '[A-Za-z_][A-Za-z0-9_]*';
 const RESERVED = '(?:__proto__|constructor|prototype)';
@@ -34,7 +35,7 @@ const JsonPrimitiveSchema = Type.Union([Type.Null(), Type.Boolean(), Type.Number
 export const RelativeTimeSchema = Type.Object(
   {
     $ago: Type.String({
-      pattern: '^(?!P$)(?!.*T$)P(?:\\d+W)?(?:\\d+D)?(?:T(?:\\d+H)?(?:\\d+M)?(?:\\d+S)?)?$',
+      pattern: DURATION_PATTERN,
       description: `An ISO-8601 duration of fixed length: "P30D", "PT12H", "P1DT12H"; at most ${RULE_LIMITS.maxDurationDays} days`,
     }),
   },

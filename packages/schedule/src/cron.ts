@@ -1,4 +1,4 @@
-import type { ScheduleIssue } from './errors';
+import { ScheduleError, ScheduleErrorCode, type ScheduleIssue } from './errors';
 import type { CronFields } from './types';
 
 const ALIASES: Record<string, string> = {
@@ -30,7 +30,12 @@ const FIELDS: readonly FieldSpec[] = [
 // The longest each month can be (February: 29, in leap years).
 const MONTH_MAX_DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
-class FieldProblem extends Error {}
+/** One field's problem, caught in parseCron and reported as an issue of the spec. */
+class FieldProblem extends ScheduleError {
+  constructor(message: string) {
+    super(ScheduleErrorCode.INVALID, message);
+  }
+}
 
 /** The fields of a cron expression (5 fields, or an @alias), or the issue that makes it unusable. */
 export function parseCron(

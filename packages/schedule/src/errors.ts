@@ -1,4 +1,4 @@
-import type { FieldIssue } from '@state-relay/rules';
+import { CodedError, type FieldIssue } from '@state-relay/rules';
 
 export const ScheduleErrorCode = {
   INVALID: 'SCHEDULE_INVALID',
@@ -13,22 +13,19 @@ export type ScheduleErrorCode = (typeof ScheduleErrorCode)[keyof typeof Schedule
 export type ScheduleIssue = FieldIssue;
 
 /** Base of every error this package throws. */
-export abstract class ScheduleError extends Error {
-  abstract readonly code: ScheduleErrorCode;
+export abstract class ScheduleError extends CodedError<ScheduleErrorCode> {
   /** Schedules are pure functions of their input: the same input fails the same way, so retrying never helps. */
-  readonly retriable = false as const;
+  override readonly retriable = false as const;
 }
 
 /** A spec that is not a valid schedule; `issues` names every offending field, the message lists them. */
 export class ScheduleValidationError extends ScheduleError {
   static readonly code = ScheduleErrorCode.INVALID;
   override readonly name = 'ScheduleValidationError';
-  readonly code = ScheduleErrorCode.INVALID;
-  readonly issues: ScheduleIssue[];
+  declare readonly issues: ScheduleIssue[];
 
   constructor(issues: ScheduleIssue[]) {
-    super(issues.map((i) => `${i.path || '/'}: ${i.message}`).join('; '));
-    this.issues = issues;
+    super(ScheduleErrorCode.INVALID, issues.map((i) => `${i.path || '/'}: ${i.message}`).join('; '), { issues });
   }
 }
 
@@ -36,5 +33,8 @@ export class ScheduleValidationError extends ScheduleError {
 export class ScheduleArgumentError extends ScheduleError {
   static readonly code = ScheduleErrorCode.BAD_ARGUMENT;
   override readonly name = 'ScheduleArgumentError';
-  readonly code = ScheduleErrorCode.BAD_ARGUMENT;
+
+  constructor(message: string) {
+    super(ScheduleErrorCode.BAD_ARGUMENT, message);
+  }
 }

@@ -1,3 +1,4 @@
+import { durationParts } from '@state-relay/rules';
 import type { ScheduleIssue } from './errors';
 import type { IntervalSchedule } from './types';
 import { instantAt, wallTimeAt } from './zone';
@@ -5,7 +6,6 @@ import { instantAt, wallTimeAt } from './zone';
 const DAY_MS = 86_400_000;
 const MS = { H: 3_600_000, M: 60_000, S: 1_000 } as const;
 const MAX_DAYS = 3660; // ten years: keeps every run time a safe integer
-const DURATION = /^P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$/;
 const EXAMPLES = 'e.g. "P1D", "P7D", "PT6H", "PT15M", "P1DT12H"';
 
 export interface IntervalParts {
@@ -19,20 +19,19 @@ export function parseInterval(
   minIntervalMs: number,
 ): { parts: IntervalParts; issue?: undefined } | { parts?: undefined; issue: ScheduleIssue } {
   const fail = (message: string) => ({ issue: { path: '/interval', message } });
-  if (/^P[^T]*[YM]/.test(interval)) {
+  const parts = durationParts(interval);
+  if (parts === 'calendar') {
     return fail(
       `${JSON.stringify(interval)} uses years or months, which have no fixed length; use days or a cron expression`,
     );
   }
-  const m = DURATION.exec(interval);
-  if (m === null || interval === 'P' || interval.endsWith('T')) {
+  if (parts === 'invalid') {
     return fail(
       `invalid ISO-8601 duration ${JSON.stringify(interval)}; expected whole W, D, H, M, S units, ${EXAMPLES}`,
     );
   }
-  const [, w, d, h, min, s] = m.map((v) => (v === undefined ? 0 : Number(v)));
-  const days = (w ?? 0) * 7 + (d ?? 0);
-  const fixedMs = (h ?? 0) * MS.H + (min ?? 0) * MS.M + (s ?? 0) * MS.S;
+  const days = parts.weeks * 7 + parts.days;
+  const fixedMs = parts.hours * MS.H + parts.minutes * MS.M + parts.seconds * MS.S;
   if (days + fixedMs / DAY_MS > MAX_DAYS) return fail(`${JSON.stringify(interval)} is longer than ${MAX_DAYS} days`);
   if (days * DAY_MS + fixedMs < minIntervalMs) {
     return fail(`${JSON.stringify(interval)} is shorter than the minimum of ${describeMs(minIntervalMs)}`);

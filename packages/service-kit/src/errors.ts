@@ -1,6 +1,6 @@
-// The kit's errors: a bad configuration (the process exits 2) and the base of every error a
-// service answers over HTTP (`code` picks the status from the service's error table).
-import type { FieldIssue } from '@state-relay/rules';
+// The kit's errors: the base of every error a service answers over HTTP (`code` picks the status
+// from the service's error table), and a bad configuration (the process exits 2).
+import { CodedError, type FieldIssue } from '@state-relay/rules';
 
 /** One offending field: a JSON pointer prefixed with the request part, e.g. /body/options/rate. */
 export type { FieldIssue };
@@ -33,37 +33,18 @@ export type HttpErrorCode = keyof typeof HTTP_ERRORS;
 
 export const CONFIG_INVALID = 'CONFIG_INVALID' as const;
 
-/** Every bad environment variable at once, each message naming its variable (never quoting a secret). */
-export class ConfigError extends Error {
-  static readonly code = CONFIG_INVALID;
-  override readonly name = 'ConfigError';
-  readonly code = CONFIG_INVALID;
-  readonly retriable = false;
-
-  constructor(readonly problems: string[]) {
-    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
-  }
+/** Base of the kit's errors and of every error a service answers over HTTP (`code` picks the status). */
+export class ServiceError<C extends string = string> extends CodedError<C> {
+  override readonly name: string = 'ServiceError';
 }
 
-/** Base of the errors a service answers over HTTP; `retriable` says whether trying again can help. */
-export class ServiceError<C extends string = string> extends Error {
-  override readonly name: string = 'ServiceError';
-  readonly code: C;
-  readonly retriable: boolean;
-  override readonly cause: unknown;
-  /** Set on `invalid_request` errors: every offending field. */
-  readonly issues?: readonly FieldIssue[];
+/** Every bad environment variable at once, each message naming its variable (never quoting a secret). */
+export class ConfigError extends ServiceError<typeof CONFIG_INVALID> {
+  static readonly code = CONFIG_INVALID;
+  override readonly name = 'ConfigError';
 
-  constructor(
-    code: C,
-    message: string,
-    options: { cause?: unknown; retriable?: boolean; issues?: readonly FieldIssue[] } = {},
-  ) {
-    super(message);
-    this.code = code;
-    this.cause = options.cause;
-    this.retriable = options.retriable ?? false;
-    if (options.issues !== undefined) this.issues = options.issues;
+  constructor(readonly problems: string[]) {
+    super(CONFIG_INVALID, `invalid configuration:\n  - ${problems.join('\n  - ')}`);
   }
 }
 

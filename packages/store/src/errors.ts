@@ -1,4 +1,5 @@
 // Every failure the store reports. Callers decide retry from `retriable`, never from text.
+import { CodedError, type CodedErrorOptions } from '@state-relay/rules';
 
 export const StoreErrorCodes = {
   INVALID_ARGUMENT: 'STORE_INVALID_ARGUMENT',
@@ -13,22 +14,13 @@ export const StoreErrorCodes = {
 
 export type StoreErrorCode = (typeof StoreErrorCodes)[keyof typeof StoreErrorCodes];
 
-export interface StoreErrorOptions {
-  cause?: unknown;
-  retriable?: boolean;
-}
+export type StoreErrorOptions = Pick<CodedErrorOptions, 'cause' | 'retriable'>;
 
-export class StoreError extends Error {
-  readonly code: StoreErrorCode;
-  override readonly cause: unknown;
-  readonly retriable: boolean;
-
+/** Base of every error this package throws; `name` is the subclass's. */
+export class StoreError extends CodedError<StoreErrorCode> {
   constructor(code: StoreErrorCode, message: string, options: StoreErrorOptions = {}) {
-    super(message);
+    super(code, message, options);
     this.name = new.target.name;
-    this.code = code;
-    this.cause = options.cause;
-    this.retriable = options.retriable ?? false;
   }
 }
 

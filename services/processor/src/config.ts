@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { changelogTopicName } from '@state-relay/contracts';
-import { ConfigError, EnvVar, fromEnv, loadEnv } from '@state-relay/service-kit';
+import { checkChangelogName, EnvVar, fromEnv, loadEnv, SHARED_CONFIG_FROM_ENV } from '@state-relay/service-kit';
 import { DEFAULT_ENTITY_MAX_BYTES, TOPIC_MAX_MESSAGE_BYTES } from './kafka/limits';
 
 /** Everything the processor reads from its environment, validated once at start. */
@@ -56,11 +56,6 @@ export interface ServerConfig extends ProcessorConfig {
   stateAuth: StateReadAuth;
 }
 
-// Moved to the service kit; re-exported for the modules and benches that import it from here.
-export { ConfigError };
-
-const MIN_TOKEN_LENGTH = 16;
-
 /** The processor's environment: README.md's configuration table is checked against it. */
 export const PROCESSOR_ENV = Type.Object({
   KAFKA_BROKERS: EnvVar.brokers(),
@@ -104,13 +99,7 @@ export const PROCESSOR_ENV = Type.Object({
 /** The process that serves HTTP also reads who may read state. */
 export const SERVER_ENV = Type.Object({
   ...PROCESSOR_ENV.properties,
-  STATE_API_TOKEN: Type.Optional(
-    EnvVar.secret({
-      minLength: MIN_TOKEN_LENGTH,
-      problem: `must be at least ${MIN_TOKEN_LENGTH} characters, got {length}`,
-      description: 'the bearer token GET /state/:key asks for',
-    }),
-  ),
+  STATE_API_TOKEN: Type.Optional(EnvVar.token({ description: 'the bearer token GET /state/:key asks for' })),
   STATE_API_AUTH: EnvVar.oneOf(['token', 'off'], {
     default: 'token',
     problem: 'must be "token" (the default) or "off"',
@@ -140,18 +129,10 @@ type ProcessorEnv = Static<typeof PROCESSOR_ENV>;
 
 /** Each field of ProcessorConfig read from its variable (the changelog's name is derived). */
 const CONFIG_FROM_ENV = {
-  brokers: 'KAFKA_BROKERS',
-  appId: 'APP_ID',
-  storeName: 'STORE_NAME',
+  ...SHARED_CONFIG_FROM_ENV,
   eventsTopic: 'EVENTS_TOPIC',
-  commandsTopic: 'COMMANDS_TOPIC',
-  resultsTopic: 'RESULTS_TOPIC',
   deadLetterTopic: 'DEAD_LETTER_TOPIC',
   partitions: 'PARTITIONS',
-  stateDir: 'STATE_DIR',
-  httpHost: 'HTTP_HOST',
-  httpPort: 'HTTP_PORT',
-  logLevel: 'LOG_LEVEL',
   transactionTimeoutMs: 'TRANSACTION_TIMEOUT_MS',
   sessionTimeoutMs: 'SESSION_TIMEOUT_MS',
   concurrency: 'CONCURRENCY',
@@ -182,13 +163,7 @@ function checkProcessor(v: Partial<ProcessorEnv>, problems: string[]): void {
   if (v.INSTANCE_ID !== undefined && !/^[A-Za-z0-9._-]{1,64}$/.test(v.INSTANCE_ID)) {
     problems.push(`INSTANCE_ID must use only [A-Za-z0-9._-], at most 64 characters, got "${v.INSTANCE_ID}"`);
   }
-  if (v.APP_ID !== undefined && v.STORE_NAME !== undefined) {
-    try {
-      changelogTopicName(v.APP_ID, v.STORE_NAME);
-    } catch (err) {
-      problems.push(`APP_ID and STORE_NAME: ${(err as Error).message}`);
-    }
-  }
+  checkChangelogName(v, problems);
 }
 
 /** Never quotes the token: problems are printed at start. */

@@ -2,7 +2,8 @@
 // ./internal (@state-relay/processor/internal).
 export { aggregate } from './aggregate';
 export type { AggregateInput, AggregateResult, CommandVerdict } from './aggregate';
-export { loadConfig, ConfigError } from './config';
+export { loadConfig } from './config';
+export { ConfigError } from '@state-relay/service-kit';
 export type { ProcessorConfig } from './config';
 export { createProcessorMetrics } from './metrics';
 export type { ProcessorMetrics } from './metrics';

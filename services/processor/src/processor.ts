@@ -42,9 +42,6 @@ export interface ProcessorDeps {
 export type TaskView = Pick<TaskLifecycle, 'owned' | 'read' | 'stateOf'>;
 const NO_TASKS: TaskView = { owned: [], read: () => undefined, stateOf: () => undefined };
 
-// The kafkajs→pino bridge moved to the service kit; re-exported for anything importing it from here.
-export { kafkaLogCreator } from '@state-relay/service-kit';
-
 /**
  * The owner of the state: provisions its topics (kafka/topics.ts), consumes the events and
  * commands topics as one consumer group with the co-partitioned assigner (kafka/group-consumer.ts);

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { configTableDrift } from '@state-relay/service-kit';
-import { ConfigError, loadConfig, loadServerConfig, SERVER_ENV } from '../src/config';
+import { ConfigError, configTableDrift } from '@state-relay/service-kit';
+import { loadConfig, loadServerConfig, SERVER_ENV } from '../src/config';
 
 const TOKEN = 'state-read-token-0123456789';
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ERRORS } from '../src/http/app';
+import { ERRORS } from '../src/errors';
 
 describe('processor error codes', () => {
   const readme = readFileSync(join(__dirname, '../README.md'), 'utf8');

@@ -1,7 +1,14 @@
 import { join } from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { changelogTopicName } from '@state-relay/contracts';
-import { ConfigError, EnvVar, loadEnv } from '@state-relay/service-kit';
+import {
+  checkChangelogName,
+  EnvVar,
+  fromEnv,
+  loadEnv,
+  SHARED_CONFIG_FROM_ENV,
+  MIN_TOKEN_LENGTH,
+} from '@state-relay/service-kit';
 
 /** Everything the scanner reads from its environment, validated once at start. */
 export interface ScannerConfig {
@@ -39,11 +46,6 @@ export interface ScannerConfig {
   scanRows: { maxAgeMs: number; maxScans: number; pruneIntervalMs: number };
 }
 
-// The service kit's, re-exported for the modules and tests that import it from here.
-export { ConfigError };
-
-export const MIN_TOKEN_LENGTH = 16;
-
 /** The scanner's environment: README.md's configuration table is checked against it. */
 export const SCANNER_ENV = Type.Object({
   KAFKA_BROKERS: EnvVar.brokers(),
@@ -55,11 +57,9 @@ export const SCANNER_ENV = Type.Object({
   HTTP_HOST: EnvVar.text({ default: '0.0.0.0' }),
   HTTP_PORT: EnvVar.port(8081),
   LOG_LEVEL: EnvVar.logLevel(),
-  // Checked by length only and never quoted back: a config error must not leak it.
-  API_TOKEN: EnvVar.secret({
-    minLength: MIN_TOKEN_LENGTH,
-    problem: `must be at least ${MIN_TOKEN_LENGTH} characters (got {length})`,
+  API_TOKEN: EnvVar.token({
     description: 'bearer token for the scan routes',
+    problem: `must be at least ${MIN_TOKEN_LENGTH} characters (got {length})`,
   }),
   MAX_COMMAND_LAG: EnvVar.integer({ default: 10_000, minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
   CHUNK_SIZE: EnvVar.integer({ default: 2_000, minimum: 1, maximum: 100_000 }),
@@ -76,46 +76,37 @@ export const SCANNER_ENV = Type.Object({
 
 type ScannerEnv = Static<typeof SCANNER_ENV>;
 
+/** Each field of ScannerConfig read from its variable (the changelog and the two database paths are derived). */
+const CONFIG_FROM_ENV = {
+  ...SHARED_CONFIG_FROM_ENV,
+  apiToken: 'API_TOKEN',
+  maxCommandLag: 'MAX_COMMAND_LAG',
+  chunkSize: 'CHUNK_SIZE',
+  maxBodyBytes: 'MAX_BODY_BYTES',
+  scannerId: 'SCANNER_ID',
+  replicaCatchUpTimeoutMs: 'REPLICA_CATCHUP_TIMEOUT_MS',
+  scheduleMinIntervalMs: 'SCHEDULE_MIN_INTERVAL_MS',
+  maxActiveScans: 'MAX_ACTIVE_SCANS',
+  maxSchedules: 'MAX_SCHEDULES',
+  scanRows: {
+    maxAgeMs: 'SCAN_ROWS_MAX_AGE_MS',
+    maxScans: 'SCAN_ROWS_MAX_SCANS',
+    pruneIntervalMs: 'SCAN_ROWS_PRUNE_INTERVAL_MS',
+  },
+} as const satisfies Record<Exclude<keyof ScannerConfig, 'changelogTopic' | 'replicaPath' | 'scansPath'>, unknown>;
+
 /** Reads and checks every variable, reporting all bad values at once, each with its name. */
 export function loadConfig(env: NodeJS.ProcessEnv): ScannerConfig {
   const v = loadEnv(SCANNER_ENV, env, checkScanner);
   return {
-    brokers: v.KAFKA_BROKERS,
-    appId: v.APP_ID,
-    storeName: v.STORE_NAME,
+    ...fromEnv(v, CONFIG_FROM_ENV),
     changelogTopic: changelogTopicName(v.APP_ID, v.STORE_NAME),
-    commandsTopic: v.COMMANDS_TOPIC,
-    resultsTopic: v.RESULTS_TOPIC,
-    stateDir: v.STATE_DIR,
     replicaPath: join(v.STATE_DIR, 'replica.sqlite'),
     scansPath: join(v.STATE_DIR, 'scans.sqlite'),
-    httpHost: v.HTTP_HOST,
-    httpPort: v.HTTP_PORT,
-    logLevel: v.LOG_LEVEL,
-    apiToken: v.API_TOKEN,
-    maxCommandLag: v.MAX_COMMAND_LAG,
-    chunkSize: v.CHUNK_SIZE,
-    maxBodyBytes: v.MAX_BODY_BYTES,
-    scannerId: v.SCANNER_ID,
-    replicaCatchUpTimeoutMs: v.REPLICA_CATCHUP_TIMEOUT_MS,
-    scheduleMinIntervalMs: v.SCHEDULE_MIN_INTERVAL_MS,
-    maxActiveScans: v.MAX_ACTIVE_SCANS,
-    maxSchedules: v.MAX_SCHEDULES,
-    scanRows: {
-      maxAgeMs: v.SCAN_ROWS_MAX_AGE_MS,
-      maxScans: v.SCAN_ROWS_MAX_SCANS,
-      pruneIntervalMs: v.SCAN_ROWS_PRUNE_INTERVAL_MS,
-    },
   };
 }
 
 function checkScanner(v: Partial<ScannerEnv>, problems: string[]): void {
-  if (v.APP_ID !== undefined && v.STORE_NAME !== undefined) {
-    try {
-      changelogTopicName(v.APP_ID, v.STORE_NAME);
-    } catch (err) {
-      problems.push(`APP_ID and STORE_NAME: ${(err as Error).message}`);
-    }
-  }
+  checkChangelogName(v, problems);
   if (v.COMMANDS_TOPIC === v.RESULTS_TOPIC) problems.push('COMMANDS_TOPIC and RESULTS_TOPIC must differ');
 }

@@ -1,7 +1,14 @@
 // Every error code the scanner reports, in one map: the HTTP status and the one-line meaning.
 // README.md documents each code; test/errors.test.ts checks that it does. The codes every
 // service shares (and the error base class) come from the service kit.
-import { describeIssues, HTTP_ERRORS, isRetriable, ServiceError, type FieldIssue } from '@state-relay/service-kit';
+import {
+  describeIssues,
+  HTTP_ERRORS,
+  isRetriable,
+  ServiceError,
+  type ErrorTable,
+  type FieldIssue,
+} from '@state-relay/service-kit';
 
 export const ERRORS = {
   ...HTTP_ERRORS,
@@ -21,12 +28,18 @@ export type ErrorCode = keyof typeof ERRORS;
 export type { FieldIssue };
 export { isRetriable };
 
-/** Base of the scanner's errors; `code` decides the HTTP status and `retriable` whether to try again. */
-export class ScannerError extends ServiceError<ErrorCode> {
+/** Codes of errors that never reach a client: the engine's aborts, the CLI's flags. */
+export const INTERNAL_CODES = { ABORTED: 'ABORTED', USAGE_INVALID: 'USAGE_INVALID' } as const;
+
+/**
+ * Base of the scanner's errors; `code` decides the HTTP status (a code outside ERRORS answers
+ * 500) and `retriable` whether to try again.
+ */
+export class ScannerError<C extends string = ErrorCode> extends ServiceError<C> {
   override readonly name: string = 'ScannerError';
 
   get statusCode(): number {
-    return ERRORS[this.code].status;
+    return (ERRORS as ErrorTable)[this.code]?.status ?? 500;
   }
 }
 
@@ -97,6 +110,9 @@ export class ReplicaBehindError extends ScannerError {
 }
 
 /** Thrown into waits when the engine stops or a scan is cancelled; never reported to a client. */
-export class AbortedError extends Error {
+export class AbortedError extends ScannerError<typeof INTERNAL_CODES.ABORTED> {
   override readonly name = 'AbortedError';
+  constructor(message: string) {
+    super(INTERNAL_CODES.ABORTED, message);
+  }
 }

@@ -2,7 +2,8 @@
 // ./internal (@state-relay/scanner/internal).
 export { buildApp, scannerServices } from './http/app';
 export type { AppDeps } from './http/app';
-export { loadConfig, ConfigError } from './config';
+export { loadConfig } from './config';
+export { ConfigError } from '@state-relay/service-kit';
 export type { ScannerConfig } from './config';
 export {
   ERRORS,

@@ -1,5 +1,4 @@
-import { createServiceRegistry } from '@state-relay/service-kit';
-import { Counter, Gauge } from 'prom-client';
+import { createServiceRegistry, metricFactory } from '@state-relay/service-kit';
 import { SCAN_STATUSES, type ScanStatus } from './scans/scan';
 
 export interface PartitionLag {
@@ -20,93 +19,68 @@ export interface MetricSources {
  */
 export function createScannerMetrics() {
   const registry = createServiceRegistry('scanner');
+  const metrics = metricFactory(registry);
   let sources: MetricSources | undefined;
   return {
     registry,
     bind(s: MetricSources): void {
       sources = s;
     },
-    scans: new Gauge({
-      name: 'scanner_scans',
-      help: 'Scans by status',
-      labelNames: ['status'] as const,
-      registers: [registry],
-      collect() {
-        const counts = sources?.scansByStatus();
-        for (const status of SCAN_STATUSES) this.set({ status }, counts?.get(status) ?? 0);
-      },
+    scans: metrics.gauge('scanner_scans', 'Scans by status', ['status'], function () {
+      const counts = sources?.scansByStatus();
+      for (const status of SCAN_STATUSES) this.set({ status }, counts?.get(status) ?? 0);
     }),
-    consumerReplacements: new Counter({
-      name: 'scanner_consumer_replacements_total',
-      help: 'Consumers (replica, results) replaced in-process because kafkajs gave up on them (crashed) or they stopped fetching (stalled)',
-      labelNames: ['consumer', 'reason'] as const,
-      registers: [registry],
-    }),
-    producerReplacements: new Counter({
-      name: 'scanner_command_producer_replacements_total',
-      help: 'Command producers replaced because a send failed (failed) or got no acknowledgement within 40 s (timed_out)',
-      labelNames: ['reason'] as const,
-      registers: [registry],
-    }),
-    adminReplacements: new Counter({
-      name: 'scanner_admin_replacements_total',
-      help: 'Admin clients (offsets, lag, topic checks) replaced because a call failed or got no answer within 40 s',
-      registers: [registry],
-    }),
-    rowsScanned: new Counter({
-      name: 'scanner_rows_scanned_total',
-      help: 'Replica rows walked by scans',
-      registers: [registry],
-    }),
-    rowsMatched: new Counter({
-      name: 'scanner_rows_matched_total',
-      help: 'Walked rows that matched their scan’s condition',
-      registers: [registry],
-    }),
-    commandsEmitted: new Counter({
-      name: 'scanner_commands_emitted_total',
-      help: 'Update commands sent to the commands topic (re-sends after a restart included)',
-      registers: [registry],
-    }),
-    results: new Counter({
-      name: 'scanner_command_results_total',
-      help: 'Command results recorded (first result per command), by outcome',
-      labelNames: ['outcome'] as const,
-      registers: [registry],
-    }),
-    backoffSeconds: new Counter({
-      name: 'scanner_backoff_seconds_total',
-      help: 'Time scans spent waiting because the processor’s lag on the commands topic was above MAX_COMMAND_LAG',
-      registers: [registry],
-    }),
-    replicaRecords: new Counter({
-      name: 'scanner_replica_records_total',
-      help: 'Changelog records applied to the replica',
-      registers: [registry],
-    }),
-    undecodable: new Counter({
-      name: 'scanner_undecodable_records_total',
-      help: 'Records skipped because they do not decode, by topic',
-      labelNames: ['topic'] as const,
-      registers: [registry],
-    }),
-    replicaLag: new Gauge({
-      name: 'scanner_replica_lag_records',
-      help: 'Changelog records not yet in the replica, per partition',
-      labelNames: ['partition'] as const,
-      registers: [registry],
-      collect() {
+    consumerReplacements: metrics.counter(
+      'scanner_consumer_replacements_total',
+      'Consumers (replica, results) replaced in-process because kafkajs gave up on them (crashed) or they stopped fetching (stalled)',
+      ['consumer', 'reason'],
+    ),
+    producerReplacements: metrics.counter(
+      'scanner_command_producer_replacements_total',
+      'Command producers replaced because a send failed (failed) or got no acknowledgement within 40 s (timed_out)',
+      ['reason'],
+    ),
+    adminReplacements: metrics.counter(
+      'scanner_admin_replacements_total',
+      'Admin clients (offsets, lag, topic checks) replaced because a call failed or got no answer within 40 s',
+    ),
+    rowsScanned: metrics.counter('scanner_rows_scanned_total', 'Replica rows walked by scans'),
+    rowsMatched: metrics.counter('scanner_rows_matched_total', 'Walked rows that matched their scan’s condition'),
+    commandsEmitted: metrics.counter(
+      'scanner_commands_emitted_total',
+      'Update commands sent to the commands topic (re-sends after a restart included)',
+    ),
+    results: metrics.counter(
+      'scanner_command_results_total',
+      'Command results recorded (first result per command), by outcome',
+      ['outcome'],
+    ),
+    backoffSeconds: metrics.counter(
+      'scanner_backoff_seconds_total',
+      'Time scans spent waiting because the processor’s lag on the commands topic was above MAX_COMMAND_LAG',
+    ),
+    replicaRecords: metrics.counter('scanner_replica_records_total', 'Changelog records applied to the replica'),
+    undecodable: metrics.counter(
+      'scanner_undecodable_records_total',
+      'Records skipped because they do not decode, by topic',
+      ['topic'],
+    ),
+    replicaLag: metrics.gauge(
+      'scanner_replica_lag_records',
+      'Changelog records not yet in the replica, per partition',
+      ['partition'],
+      function () {
         for (const { partition, lag } of sources?.replicaLag() ?? []) this.set({ partition: String(partition) }, lag);
       },
-    }),
-    walBytes: new Gauge({
-      name: 'scanner_replica_wal_bytes',
-      help: 'Size of the replica’s SQLite write-ahead log',
-      registers: [registry],
-      collect() {
+    ),
+    walBytes: metrics.gauge(
+      'scanner_replica_wal_bytes',
+      'Size of the replica’s SQLite write-ahead log',
+      undefined,
+      function () {
         this.set(sources?.walBytes() ?? 0);
       },
-    }),
+    ),
   };
 }
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { configTableDrift } from '@state-relay/service-kit';
-import { ConfigError, loadConfig, SCANNER_ENV } from '../src/config';
+import { ConfigError, configTableDrift } from '@state-relay/service-kit';
+import { loadConfig, SCANNER_ENV } from '../src/config';
 
 const TOKEN = 'a-long-enough-token-123';
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ERRORS } from '../src/errors';
-import { toErrorReply, validationIssues } from '../src/http/http-errors';
+import { toErrorReply, validationIssues } from '@state-relay/service-kit';
 
 describe('error codes', () => {
   const readme = readFileSync(join(__dirname, '../README.md'), 'utf8');
@@ -13,7 +13,7 @@ describe('error codes', () => {
   });
 
   it('turns anything unexpected into a 500 that says nothing more', () => {
-    expect(toErrorReply(new Error('SQLITE_FULL: /data/scans.sqlite'), 1)).toEqual({
+    expect(toErrorReply(new Error('SQLITE_FULL: /data/scans.sqlite'), ERRORS, 1)).toEqual({
       status: 500,
       body: { error: 'internal_error', message: 'internal error' },
     });

@@ -2,6 +2,7 @@
 // JSON schema is what env-schema validates; its type is what the service reads) carrying the
 // sentence a bad value is reported with, after the variable's name.
 import { Type, type TArray, type TInteger, type TString, type TUnsafe } from '@sinclair/typebox';
+import { MIN_TOKEN_LENGTH } from './checks';
 
 /** The schema keyword holding a variable's problem sentence; `{value}` and `{length}` are filled in. */
 export const PROBLEM_KEYWORD = 'x-problem';
@@ -71,6 +72,15 @@ export const EnvVar = {
       description: 'host:port[,host:port]',
       [PROBLEM_KEYWORD]: 'entries must be host:port, got "{value}"',
     });
+  },
+
+  /**
+   * A bearer token: at least MIN_TOKEN_LENGTH characters, never quoted back. `problem` words the
+   * length as a service has always reported it (its tests match it).
+   */
+  token(options: { description: string; problem?: string }): TString {
+    const { description, problem = `must be at least ${MIN_TOKEN_LENGTH} characters, got {length}` } = options;
+    return EnvVar.secret({ minLength: MIN_TOKEN_LENGTH, problem, description });
   },
 
   /** A secret checked by length only: its problem sentence may say `{length}`, never `{value}`. */

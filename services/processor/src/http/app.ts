@@ -1,17 +1,12 @@
 import { Type } from '@sinclair/typebox';
-import { createServiceApp, HTTP_ERRORS } from '@state-relay/service-kit';
+import { createServiceApp } from '@state-relay/service-kit';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { StateReadAuth } from '../config';
+import { ERRORS } from '../errors';
 import type { ProcessorMetrics } from '../metrics';
 import type { Processor } from '../processor';
 import { stateRoutes } from './state-routes';
-
-/** Every error code the processor's HTTP API answers with; README.md documents each (test/errors.test.ts). */
-export const ERRORS = {
-  ...HTTP_ERRORS,
-  not_found: { status: 404, meaning: 'no entity with this key in the tasks this instance owns' },
-} as const;
 
 export interface AppDeps {
   processor: Pick<Processor, 'isReady' | 'tasks'>;

@@ -2,6 +2,7 @@ import { assertCoPartitioned, deleteRetentionMs, ensureTopics, topicConfigValues
 import type { Admin } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { ProcessorConfig } from '../config';
+import { INTERNAL_CODES, ProcessorError } from '../errors';
 import { DEAD_LETTER_TOPIC_MAX_MESSAGE_BYTES, RECORD_ROOM_BYTES, TOPIC_MAX_MESSAGE_BYTES } from './limits';
 
 type TopicsConfig = Pick<
@@ -45,7 +46,8 @@ export async function provisionTopics(
   const inputs = await assertCoPartitioned(admin, [config.eventsTopic, config.commandsTopic]);
   const changelog = await assertCoPartitioned(admin, [config.eventsTopic, config.changelogTopic]).catch(() => -1);
   if (changelog !== inputs) {
-    throw new Error(
+    throw new ProcessorError(
+      INTERNAL_CODES.CHANGELOG_NOT_CO_PARTITIONED,
       `changelog ${config.changelogTopic} must have as many partitions as ${config.eventsTopic} (${inputs})`,
     );
   }

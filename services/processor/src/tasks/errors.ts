@@ -1,3 +1,5 @@
+import { INTERNAL_CODES, ProcessorError } from '../errors';
+
 /** Why a task left RUNNING (or could not reach it): decides what recovery does first. */
 export const TaskFailureKinds = {
   /** Another producer took the task's transactional id: re-enter only if the group says we own it. */
@@ -13,17 +15,16 @@ export const TaskFailureKinds = {
 } as const;
 export type TaskFailureKind = (typeof TaskFailureKinds)[keyof typeof TaskFailureKinds];
 
-export class TaskFailure extends Error {
-  readonly code = 'TASK_FAILED' as const;
-  /** Every task failure is retried by the lifecycle (with back-off); none stops the process. */
-  readonly retriable = true;
+/** Every task failure is retried by the lifecycle (with back-off); none stops the process. */
+export class TaskFailure extends ProcessorError<typeof INTERNAL_CODES.TASK_FAILED> {
+  override readonly name = 'TaskFailure';
+  declare readonly retriable: true;
   constructor(
     readonly kind: TaskFailureKind,
     message: string,
     cause?: unknown,
   ) {
-    super(message, { cause });
-    this.name = 'TaskFailure';
+    super(INTERNAL_CODES.TASK_FAILED, message, { cause, retriable: true });
   }
 }
 

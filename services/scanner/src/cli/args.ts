@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { DORMANCY_SWEEP } from '@state-relay/accounts';
 import type { ScanOptions } from '../scans/scan';
+import { INTERNAL_CODES, ScannerError } from '../errors';
 import { parseJsonQuietly } from './json-input';
 
 export const USAGE = `Usage: pnpm scan [--preset dormant | --file scan.json | --condition JSON --action JSON] [options]
@@ -39,8 +40,11 @@ export interface CliRequest {
 }
 
 /** Bad flags; the message says which and why. Never contains the token. */
-export class UsageError extends Error {
+export class UsageError extends ScannerError<typeof INTERNAL_CODES.USAGE_INVALID> {
   override readonly name = 'UsageError';
+  constructor(message: string) {
+    super(INTERNAL_CODES.USAGE_INVALID, message);
+  }
 }
 
 /** Parses the command line; `{ help: true }` when --help was given. Throws UsageError. */

@@ -1,15 +1,20 @@
 import type { ScanView } from '../scans/scan-view';
+import { ScannerError, type FieldIssue } from '../errors';
 
-/** The API answered with an error body, or could not be reached. `message` is the API's own. */
-export class ApiError extends Error {
+/**
+ * The API answered with an error body, or could not be reached. `code` and `message` are the
+ * API's own (its lower_snake codes), or `unreachable` / `bad_response`.
+ */
+export class ApiError extends ScannerError<string> {
   override readonly name = 'ApiError';
+  declare readonly issues: FieldIssue[];
   constructor(
     readonly status: number | null,
-    readonly code: string,
+    code: string,
     message: string,
-    readonly issues: Array<{ path: string; message: string }> = [],
+    issues: FieldIssue[] = [],
   ) {
-    super(message);
+    super(code, message, { issues });
   }
 }
 
