@@ -1,5 +1,6 @@
 import type { Admin, Kafka } from 'kafkajs';
 import { withDeadline } from './deadline';
+import { KafkaRuntimeError, KafkaRuntimeErrorCodes } from './errors';
 
 /** The admin calls the services make. */
 export type AdminCalls = Pick<
@@ -11,11 +12,12 @@ export type AdminCalls = Pick<
 export const DEFAULT_ADMIN_CALL_TIMEOUT_MS = 40_000;
 
 /** An admin call that did not finish in time. */
-export class AdminCallTimeoutError extends Error {
-  override readonly name = 'AdminCallTimeoutError';
-  readonly retriable = true;
+export class AdminCallTimeoutError extends KafkaRuntimeError {
   constructor(call: string, ms: number) {
-    super(`admin ${call} got no answer within ${ms} ms`);
+    super(KafkaRuntimeErrorCodes.ADMIN_CALL_TIMEOUT, `admin ${call} got no answer within ${ms} ms`, {
+      retriable: true,
+    });
+    this.name = 'AdminCallTimeoutError';
   }
 }
 

@@ -29,7 +29,11 @@ export type { FieldIssue };
 export { isRetriable };
 
 /** Codes of errors that never reach a client: the engine's aborts, the CLI's flags. */
-export const INTERNAL_CODES = { ABORTED: 'ABORTED', USAGE_INVALID: 'USAGE_INVALID' } as const;
+export const INTERNAL_CODES = {
+  ABORTED: 'ABORTED',
+  USAGE_INVALID: 'USAGE_INVALID',
+  COMMAND_SEND_TIMEOUT: 'COMMAND_SEND_TIMEOUT',
+} as const;
 
 /**
  * Base of the scanner's errors; `code` decides the HTTP status (a code outside ERRORS answers

@@ -2,7 +2,7 @@ import { encodeCommand, type UpdateCommand } from '@state-relay/contracts';
 import { causes, withDeadline } from '@state-relay/kafka-runtime';
 import type { Kafka, Producer } from 'kafkajs';
 import type { Logger } from 'pino';
-import { ScannerError } from '../errors';
+import { INTERNAL_CODES, ScannerError } from '../errors';
 
 /** Where a scan's commands go. */
 export interface CommandSink {
@@ -37,11 +37,12 @@ function retriableChain(err: unknown): boolean {
 export const DEFAULT_SEND_TIMEOUT_MS = 40_000;
 
 /** A send that did not finish in time: its producer is replaced, the send is retried. */
-export class CommandSendTimeoutError extends Error {
+export class CommandSendTimeoutError extends ScannerError<typeof INTERNAL_CODES.COMMAND_SEND_TIMEOUT> {
   override readonly name = 'CommandSendTimeoutError';
-  readonly retriable = true;
   constructor(ms: number) {
-    super(`no acknowledgement within ${ms} ms; the producer was replaced`);
+    super(INTERNAL_CODES.COMMAND_SEND_TIMEOUT, `no acknowledgement within ${ms} ms; the producer was replaced`, {
+      retriable: true,
+    });
   }
 }
 
