@@ -49,6 +49,11 @@ export interface CommittedOffsetsOptions {
    */
   requireStable?: boolean;
   unstableWithinMs?: number;
+  /**
+   * Only these partitions of each topic (a task's own): with `requireStable`, another member's
+   * transaction on other partitions must not hold the read up. Default: every partition.
+   */
+  partitions?: readonly number[];
   unstableRetryMs?: number;
 }
 
@@ -62,12 +67,13 @@ export async function committedOffsets(
   topics: string[],
   options: CommittedOffsetsOptions = {},
 ): Promise<Map<string, Map<number, string>>> {
-  const { requireStable = false, unstableWithinMs = 120_000, unstableRetryMs = 100 } = options;
+  const { requireStable = false, unstableWithinMs = 120_000, unstableRetryMs = 100, partitions } = options;
+  const asked = partitions ? topics.map((topic) => ({ topic, partitions: [...partitions] })) : topics;
   const until = Date.now() + unstableWithinMs;
   let committed: Awaited<ReturnType<Admin['fetchOffsets']>>;
   for (;;) {
     try {
-      committed = await admin.fetchOffsets({ groupId, topics, requireStable });
+      committed = await admin.fetchOffsets({ groupId, topics: asked, requireStable });
       break;
     } catch (err) {
       if (kafkaErrorType(err) !== 'UNSTABLE_OFFSET_COMMIT' || Date.now() >= until) throw err;

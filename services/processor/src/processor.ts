@@ -154,7 +154,18 @@ export class Processor {
       ...(this.deps.openStore ? { openStore: this.deps.openStore } : {}),
     });
     const lifecycle = new TaskLifecycle({
-      ports: committer ? { ...ports, initProducer: () => committer.ready().then(() => undefined) } : ports,
+      // v2 has no per-task fence: the task waits until no transaction of an earlier owner can still
+      // change its offsets (require_stable), before it reads the changelog's end (see README).
+      ports: committer
+        ? {
+            ...ports,
+            initProducer: async (task) => {
+              await committer.ready();
+              await ports.committedOffsets([task]);
+              return undefined;
+            },
+          }
+        : ports,
       deleteRetentionMs,
       inputTopics,
       task: {

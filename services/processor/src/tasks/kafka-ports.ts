@@ -51,9 +51,10 @@ export function kafkaPorts(o: KafkaPortsOptions): LifecyclePorts {
         onOffsetOutOfRange,
         groupPrefix: `${o.appId}-restore`,
       }),
-    committedOffsets: () =>
+    committedOffsets: (tasks) =>
       committedOffsets(o.admin, o.groupId, [...o.inputTopics], {
         requireStable: o.requireStableOffsets,
+        ...(tasks && { partitions: tasks }),
         // An open transaction ends within its timeout (the broker aborts it); then its markers.
         unstableWithinMs: o.transactionTimeoutMs + 30_000,
       }),

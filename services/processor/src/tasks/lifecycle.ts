@@ -34,8 +34,8 @@ export interface LifecyclePorts {
     /** The changelog no longer holds offset `at` of the task: the restore goes on from `logStart` after this. */
     onOffsetOutOfRange: (task: number, at: bigint, logStart: bigint) => void;
   }): Promise<{ records: number; failed: Map<number, unknown> }>;
-  /** Input topic -> task -> the group's committed offset (earliest when none). */
-  committedOffsets(): Promise<Map<string, Map<number, string>>>;
+  /** Input topic -> task -> the group's committed offset (earliest when none), of `tasks` (default: all). */
+  committedOffsets(tasks?: readonly number[]): Promise<Map<string, Map<number, string>>>;
   ownership(memberId: string, task: number): Promise<TaskOwnership>;
   pause(task: number): void;
   resume(task: number): void;
@@ -374,7 +374,7 @@ export class TaskLifecycle implements CommitSource {
     // 4. Committed offsets of both inputs, read after fencing: they match the restored changelog.
     let committed: Map<string, Map<number, string>>;
     try {
-      committed = await ports.committedOffsets();
+      committed = await ports.committedOffsets(live().map(({ task }) => task.id));
     } catch (err) {
       return failAll(err, 'restore', 'reading committed offsets failed');
     }
