@@ -29,3 +29,5 @@ export {
 export { parseIsoInstant } from './timestamp';
 export { DEAD_LETTER_CODES, DEAD_LETTER_HEADERS, DEFAULT_DEAD_LETTER_MAX_BYTES, deadLetterRecord } from './dead-letter';
 export type { DeadLetterMessage, DeadLetterSource, HeaderValue, MessageHeaders } from './dead-letter';
+export { DEAD_LETTER_TOPIC_MAX_MESSAGE_BYTES, TOPIC_MAX_MESSAGE_BYTES, relayTopicLayout } from './topics';
+export type { RelayTopics, TopicLayout } from './topics';

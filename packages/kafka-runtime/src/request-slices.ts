@@ -1,10 +1,11 @@
+import { TOPIC_MAX_MESSAGE_BYTES } from '@state-relay/contracts';
 import type { Message } from 'kafkajs';
 
 /**
  * Kafka's documented default of a topic's max.message.bytes (and the broker's message.max.bytes):
  * the largest record batch a partition accepts. kafkajs sends one batch per partition per request.
  */
-export const DEFAULT_MAX_MESSAGE_BYTES = 1_048_588;
+export const DEFAULT_MAX_MESSAGE_BYTES = TOPIC_MAX_MESSAGE_BYTES;
 
 /** What a record adds to its key and value in a batch, generously: its framing plus a share of the batch header. */
 export const RECORD_OVERHEAD_BYTES = 64;

@@ -1,27 +1,22 @@
+import {
+  DEAD_LETTER_TOPIC_MAX_MESSAGE_BYTES,
+  relayTopicLayout,
+  TOPIC_MAX_MESSAGE_BYTES,
+  type RelayTopics,
+} from '@state-relay/contracts';
 import type { Admin } from 'kafkajs';
 import { createTopics, type TopicSpec } from './kafka';
 import { uniqueName } from './names';
 
-/**
- * The record limits the processor creates its topics with (services/processor/src/kafka/
- * limits.ts), mirrored so that testkit needs no service; test/deployment.test.ts pins them equal.
- */
+/** The record limits the processor creates its topics with (@state-relay/contracts, topics.ts). */
 export const PROCESSOR_TOPIC_LIMITS = {
-  /** max.message.bytes of the events, commands, changelog and results topics (Kafka's default). */
-  topicMaxMessageBytes: 1_048_588,
-  /** max.message.bytes of the dead-letter topic: an input at the limit fits with its dlq.* headers. */
-  deadLetterMaxMessageBytes: 8 * 1_048_576,
+  topicMaxMessageBytes: TOPIC_MAX_MESSAGE_BYTES,
+  deadLetterMaxMessageBytes: DEAD_LETTER_TOPIC_MAX_MESSAGE_BYTES,
 } as const;
 
 /** The app id and topic names of one processor deployment (one state store, `accounts`). */
-export interface Deployment {
+export interface Deployment extends RelayTopics {
   appId: string;
-  eventsTopic: string;
-  commandsTopic: string;
-  resultsTopic: string;
-  deadLetterTopic: string;
-  /** `<app>-<store>-changelog`, Kafka Streams' naming, as the processor derives it. */
-  changelogTopic: string;
   partitions: number;
 }
 
@@ -45,19 +40,7 @@ export function newDeployment(prefix: string, partitions = 4): Deployment {
  * starts, and the processor finds nothing to warn about. `extra` topics get the partitions only.
  */
 export function deploymentTopics(d: Deployment, extra: string[] = []): TopicSpec[] {
-  const limit = { 'max.message.bytes': String(PROCESSOR_TOPIC_LIMITS.topicMaxMessageBytes) };
-  return [
-    ...extra.map((topic) => ({ topic, partitions: d.partitions })),
-    { topic: d.eventsTopic, partitions: d.partitions, configs: limit },
-    { topic: d.commandsTopic, partitions: d.partitions, configs: limit },
-    { topic: d.changelogTopic, partitions: d.partitions, compacted: true, configs: limit },
-    { topic: d.resultsTopic, partitions: d.partitions, configs: limit },
-    {
-      topic: d.deadLetterTopic,
-      partitions: 1,
-      configs: { 'max.message.bytes': String(PROCESSOR_TOPIC_LIMITS.deadLetterMaxMessageBytes) },
-    },
-  ];
+  return [...extra.map((topic) => ({ topic, partitions: d.partitions })), ...relayTopicLayout(d, d.partitions)];
 }
 
 export async function createDeploymentTopics(admin: Admin, d: Deployment, extra: string[] = []): Promise<void> {

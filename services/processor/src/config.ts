@@ -1,18 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { changelogTopicName } from '@state-relay/contracts';
+import { changelogTopicName, type RelayTopics } from '@state-relay/contracts';
 import { checkChangelogName, EnvVar, fromEnv, loadEnv, SHARED_CONFIG_FROM_ENV } from '@state-relay/service-kit';
 import { DEFAULT_ENTITY_MAX_BYTES, TOPIC_MAX_MESSAGE_BYTES } from './kafka/limits';
 
 /** Everything the processor reads from its environment, validated once at start. */
-export interface ProcessorConfig {
+export interface ProcessorConfig extends RelayTopics {
   brokers: string[];
   appId: string;
   storeName: string;
-  eventsTopic: string;
-  commandsTopic: string;
-  resultsTopic: string;
-  deadLetterTopic: string;
-  changelogTopic: string;
   /** Partition count used when the processor creates missing topics. */
   partitions: number;
   stateDir: string;

@@ -18,7 +18,7 @@ import { instanceIdFor } from './kafka/instance-id';
 import { provisionTopics } from './kafka/topics';
 import { InstanceCommitter } from './tasks/instance-commit';
 import type { ProcessorMetrics } from './metrics';
-import { kafkaPorts } from './tasks/kafka-ports';
+import { instancePorts, kafkaPorts } from './tasks/kafka-ports';
 import { TaskLifecycle } from './tasks/lifecycle';
 import { refreshStoreMetrics } from './tasks/store-metrics';
 
@@ -154,18 +154,7 @@ export class Processor {
       ...(this.deps.openStore ? { openStore: this.deps.openStore } : {}),
     });
     const lifecycle = new TaskLifecycle({
-      // v2 has no per-task fence: the task waits until no transaction of an earlier owner can still
-      // change its offsets (require_stable), before it reads the changelog's end (see README).
-      ports: committer
-        ? {
-            ...ports,
-            initProducer: async (task) => {
-              await committer.ready();
-              await ports.committedOffsets([task]);
-              return undefined;
-            },
-          }
-        : ports,
+      ports: committer ? instancePorts(ports, committer) : ports,
       deleteRetentionMs,
       inputTopics,
       task: {

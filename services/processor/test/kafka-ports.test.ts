@@ -1,5 +1,5 @@
 import type { Consumer, Kafka } from 'kafkajs';
-import { kafkaPorts } from '../src/tasks/kafka-ports';
+import { instancePorts, kafkaPorts } from '../src/tasks/kafka-ports';
 
 // kafkajs throws from pause/resume/seek while a consumer is between runs (its own restart after a
 // retriable crash, or a replacement not yet run); the ports skip those calls, since the next
@@ -86,5 +86,32 @@ describe('kafka ports reading committed offsets', () => {
     ]);
     expect(committed.get('events')?.get(0)).toBe('7');
     expect(committed.get('commands')?.get(0)).toBe('3'); // none committed: the earliest offset
+  });
+});
+
+describe('exactly-once v2 ports', () => {
+  it('enter a task only after the instance producer is ready and a stable read of its own offsets', async () => {
+    const steps: string[] = [];
+    let release!: () => void;
+    const stable = new Promise<void>((resolve) => (release = resolve));
+    const base = portsWith({});
+    const ports = instancePorts(
+      {
+        ...base,
+        committedOffsets: async (tasks) => {
+          steps.push(`offsets of ${tasks?.join(',')}`);
+          await stable; // a pending transaction of an earlier owner
+          steps.push('stable');
+          return new Map();
+        },
+      },
+      { ready: async () => void steps.push('producer ready') },
+    );
+    const entering = ports.initProducer(3);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(steps).toEqual(['producer ready', 'offsets of 3']);
+    release();
+    await expect(entering).resolves.toBeUndefined();
+    expect(steps).toEqual(['producer ready', 'offsets of 3', 'stable']);
   });
 });

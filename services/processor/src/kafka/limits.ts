@@ -1,15 +1,9 @@
 // Record-size limits of the topics the processor creates, in one place: what it creates a topic
 // with (max.message.bytes), and what it keeps each record it produces under.
-import { DEFAULT_MAX_MESSAGE_BYTES } from '@state-relay/kafka-runtime';
+import { DEAD_LETTER_TOPIC_MAX_MESSAGE_BYTES, TOPIC_MAX_MESSAGE_BYTES } from '@state-relay/contracts';
 
-/**
- * max.message.bytes of the events, commands, changelog and results topics: Kafka's default, which
- * the scanner also sizes commands against.
- */
-export const TOPIC_MAX_MESSAGE_BYTES = DEFAULT_MAX_MESSAGE_BYTES;
-
-/** max.message.bytes of the dead-letter topic: an input taken at TOPIC_MAX_MESSAGE_BYTES fits with its dlq.* headers. */
-export const DEAD_LETTER_TOPIC_MAX_MESSAGE_BYTES = 8 * 1_048_576;
+// The topics' own limits live with their layout (@state-relay/contracts, topics.ts).
+export { DEAD_LETTER_TOPIC_MAX_MESSAGE_BYTES, TOPIC_MAX_MESSAGE_BYTES };
 
 /** Room a record batch needs besides an entity's bytes: the key (<= 512 bytes), headers, record and batch framing. */
 export const RECORD_ROOM_BYTES = 16_384;

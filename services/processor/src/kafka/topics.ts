@@ -1,3 +1,4 @@
+import { relayTopicLayout } from '@state-relay/contracts';
 import { assertCoPartitioned, deleteRetentionMs, ensureTopics, topicConfigValues } from '@state-relay/kafka-runtime';
 import type { Admin } from 'kafkajs';
 import type { Logger } from 'pino';
@@ -27,21 +28,7 @@ export async function provisionTopics(
   config: TopicsConfig,
   logger: Logger,
 ): Promise<{ deleteRetentionMs: number }> {
-  const limit = { 'max.message.bytes': String(TOPIC_MAX_MESSAGE_BYTES) };
-  const created = await ensureTopics(admin, [
-    { topic: config.eventsTopic, partitions: config.partitions, configs: limit },
-    // Set, not inherited from the broker: the scanner refuses a scan whose command could not fit.
-    { topic: config.commandsTopic, partitions: config.partitions, configs: limit },
-    { topic: config.changelogTopic, partitions: config.partitions, compacted: true, configs: limit },
-    { topic: config.resultsTopic, partitions: config.partitions, configs: limit },
-    // A dead letter is the original record plus ~250 bytes of dlq.* headers: an input the
-    // broker accepted at its limit must still fit here.
-    {
-      topic: config.deadLetterTopic,
-      partitions: 1,
-      configs: { 'max.message.bytes': String(DEAD_LETTER_TOPIC_MAX_MESSAGE_BYTES) },
-    },
-  ]);
+  const created = await ensureTopics(admin, relayTopicLayout(config, config.partitions));
   if (created.length > 0) logger.info({ topics: created }, 'created missing topics');
   const inputs = await assertCoPartitioned(admin, [config.eventsTopic, config.commandsTopic]);
   const changelog = await assertCoPartitioned(admin, [config.eventsTopic, config.changelogTopic]).catch(() => -1);

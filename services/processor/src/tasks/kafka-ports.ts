@@ -66,6 +66,22 @@ export function kafkaPorts(o: KafkaPortsOptions): LifecyclePorts {
 }
 
 /**
+ * Exactly-once v2's ports: no per-task fence. Entering a task waits for the instance producer,
+ * then for a require_stable read of the task's own offsets: no transaction of an earlier owner can
+ * still change them, so the changelog end read next already holds everything it committed.
+ */
+export function instancePorts(ports: LifecyclePorts, committer: { ready(): Promise<void> }): LifecyclePorts {
+  return {
+    ...ports,
+    initProducer: async (task) => {
+      await committer.ready();
+      await ports.committedOffsets([task]);
+      return undefined;
+    },
+  };
+}
+
+/**
  * Runs a pause, resume or seek unless the consumer is between runs, where kafkajs throws. Skipping
  * is safe: the next GROUP_JOIN re-seeks and re-pauses every task (TaskLifecycle.onAssignment; see
  * DECISIONS.md, 'Consumer calls between runs are skipped').
