@@ -71,7 +71,7 @@ describe('faults during a sweep under load (containers)', () => {
     afterAll(() => {
       delete process.env.FAULTS_EXACTLY_ONCE;
     });
-    const V2_FAULTS: FaultName[] = ['freeze-processor', 'expire-transaction', 'kill-processor'];
+    const V2_FAULTS: FaultName[] = ['freeze-processor', 'expire-transaction', 'kill-processor', 'poison-record'];
     it.each(V2_FAULTS.map((f, i) => [f, i] as const))(
       '%s mid-scan under v2: nothing lost, nothing applied twice, one first result per command, the scan completes',
       (fault: FaultName, i: number) => oneFault(fault, BASE_SEED + 200 + i),
