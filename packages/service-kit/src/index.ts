@@ -7,6 +7,17 @@ export { fromEnv, SHARED_CONFIG_FROM_ENV, type EnvTable, type FromEnv } from './
 export { EnvVar, LOG_LEVELS, PROBLEM_KEYWORD, type LogLevel } from './config/env-vars';
 export { loadEnv, type EnvRefinement } from './config/load-env';
 export {
+  KAFKA_CONNECTION_ENV,
+  kafkaConnectionFrom,
+  kafkajsSecurity,
+  SASL_MECHANISMS,
+  SECURITY_PROTOCOLS,
+  type KafkaConnection,
+  type KafkaConnectionEnv,
+  type SaslMechanism,
+  type SecurityProtocol,
+} from './config/kafka-connection';
+export {
   CONFIG_INVALID,
   ConfigError,
   describeIssues,

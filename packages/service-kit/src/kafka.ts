@@ -1,6 +1,7 @@
 import { assertSupportedKafkajs } from '@state-relay/kafka-runtime';
 import { Kafka, logLevel as kafkaLogLevel, type LogEntry, type RetryOptions } from 'kafkajs';
 import type { Logger } from 'pino';
+import { kafkajsSecurity, type KafkaConnection } from './config/kafka-connection';
 
 /**
  * The services' client retry: about a minute of back-off (200 ms doubling to 10 s, 10 times)
@@ -23,6 +24,8 @@ export function kafkaLogCreator(logger: Logger) {
 export interface KafkaClientOptions {
   clientId: string;
   brokers: string[];
+  /** TLS and SASL (kafkaConnectionFrom); PLAINTEXT when absent. */
+  connection?: KafkaConnection;
   /** kafkajs's lines go to a child of it, `component: "kafkajs"`. */
   logger: Logger;
 }
@@ -32,11 +35,15 @@ export interface KafkaClientOptions {
  * Throws UnsupportedKafkajsError when the installed kafkajs is not the release kafka-runtime's
  * adapter is written against.
  */
-export function createKafkaClient({ clientId, brokers, logger }: KafkaClientOptions): Kafka {
+export function createKafkaClient({ clientId, brokers, connection, logger }: KafkaClientOptions): Kafka {
   assertSupportedKafkajs();
+  if (connection?.ssl?.rejectUnauthorized === false) {
+    logger.warn('KAFKA_SSL_VERIFY=false: the brokers\' certificates and host names are not checked');
+  }
   return new Kafka({
     clientId,
     brokers,
+    ...kafkajsSecurity(connection),
     logCreator: kafkaLogCreator(logger.child({ component: 'kafkajs' })),
     retry: KAFKA_RETRY,
   });

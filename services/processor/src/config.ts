@@ -1,11 +1,22 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { changelogTopicName, type RelayTopics } from '@state-relay/contracts';
-import { checkChangelogName, EnvVar, fromEnv, loadEnv, SHARED_CONFIG_FROM_ENV } from '@state-relay/service-kit';
+import {
+  checkChangelogName,
+  EnvVar,
+  fromEnv,
+  KAFKA_CONNECTION_ENV,
+  kafkaConnectionFrom,
+  loadEnv,
+  SHARED_CONFIG_FROM_ENV,
+  type KafkaConnection,
+} from '@state-relay/service-kit';
 import { DEFAULT_ENTITY_MAX_BYTES, TOPIC_MAX_MESSAGE_BYTES } from './kafka/limits';
 
 /** Everything the processor reads from its environment, validated once at start. */
 export interface ProcessorConfig extends RelayTopics {
   brokers: string[];
+  /** TLS and SASL (KAFKA_SECURITY_PROTOCOL and the rest); its JSON names no secret. */
+  kafkaConnection: KafkaConnection;
   appId: string;
   storeName: string;
   /** Partition count used when the processor creates missing topics. */
@@ -54,6 +65,7 @@ export interface ServerConfig extends ProcessorConfig {
 /** The processor's environment: README.md's configuration table is checked against it. */
 export const PROCESSOR_ENV = Type.Object({
   KAFKA_BROKERS: EnvVar.brokers(),
+  ...KAFKA_CONNECTION_ENV,
   APP_ID: EnvVar.kafkaName('state-relay', 'consumer group id, transactional id prefix, changelog prefix'),
   STORE_NAME: EnvVar.kafkaName('accounts', 'changelog = <APP_ID>-<STORE_NAME>-changelog'),
   EVENTS_TOPIC: EnvVar.topic('accounts-events'),
@@ -103,7 +115,12 @@ export const SERVER_ENV = Type.Object({
 
 /** Reads and checks every variable, reporting all bad values at once, each with its name. */
 export function loadConfig(env: NodeJS.ProcessEnv): ProcessorConfig {
-  return toProcessorConfig(loadEnv(PROCESSOR_ENV, env, checkProcessor));
+  let connection: KafkaConnection | undefined;
+  const values = loadEnv(PROCESSOR_ENV, env, (v, problems) => {
+    checkProcessor(v, problems);
+    connection = kafkaConnectionFrom(v, problems);
+  });
+  return toProcessorConfig(values, connection!);
 }
 
 /**
@@ -111,13 +128,15 @@ export function loadConfig(env: NodeJS.ProcessEnv): ProcessorConfig {
  * apart so embedders without an HTTP surface (the benchmark's processor) need no token.
  */
 export function loadServerConfig(env: NodeJS.ProcessEnv): ServerConfig {
+  let connection: KafkaConnection | undefined;
   const values = loadEnv(SERVER_ENV, env, (v, problems) => {
     checkProcessor(v, problems);
     checkStateAuth(v, problems);
+    connection = kafkaConnectionFrom(v, problems);
   });
   const stateAuth: StateReadAuth =
     values.STATE_API_AUTH === 'off' ? { kind: 'off' } : { kind: 'bearer', token: values.STATE_API_TOKEN ?? '' };
-  return { ...toProcessorConfig(values), stateAuth };
+  return { ...toProcessorConfig(values, connection!), stateAuth };
 }
 
 type ProcessorEnv = Static<typeof PROCESSOR_ENV>;
@@ -139,10 +158,14 @@ const CONFIG_FROM_ENV = {
   poisonMaxAttempts: 'POISON_MAX_ATTEMPTS',
   exactlyOnce: 'EXACTLY_ONCE',
   instanceId: 'INSTANCE_ID',
-} as const satisfies Record<Exclude<keyof ProcessorConfig, 'changelogTopic'>, keyof ProcessorEnv>;
+} as const satisfies Record<Exclude<keyof ProcessorConfig, 'changelogTopic' | 'kafkaConnection'>, keyof ProcessorEnv>;
 
-function toProcessorConfig(v: ProcessorEnv): ProcessorConfig {
-  return { ...fromEnv(v, CONFIG_FROM_ENV), changelogTopic: changelogTopicName(v.APP_ID, v.STORE_NAME) };
+function toProcessorConfig(v: ProcessorEnv, kafkaConnection: KafkaConnection): ProcessorConfig {
+  return {
+    ...fromEnv(v, CONFIG_FROM_ENV),
+    changelogTopic: changelogTopicName(v.APP_ID, v.STORE_NAME),
+    kafkaConnection,
+  };
 }
 
 function checkProcessor(v: Partial<ProcessorEnv>, problems: string[]): void {

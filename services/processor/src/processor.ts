@@ -63,7 +63,12 @@ export class Processor {
     const { config, logger } = deps;
     this.groupId = config.appId;
     this.inputTopics = [config.eventsTopic, config.commandsTopic];
-    this.kafka = createKafkaClient({ clientId: `${config.appId}-processor`, brokers: config.brokers, logger });
+    this.kafka = createKafkaClient({
+      clientId: `${config.appId}-processor`,
+      brokers: config.brokers,
+      connection: config.kafkaConnection,
+      logger,
+    });
   }
 
   /** Ready when the group has been joined and every assigned task is RUNNING. */

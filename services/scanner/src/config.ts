@@ -4,6 +4,9 @@ import { changelogTopicName } from '@state-relay/contracts';
 import {
   checkChangelogName,
   EnvVar,
+  KAFKA_CONNECTION_ENV,
+  kafkaConnectionFrom,
+  type KafkaConnection,
   fromEnv,
   loadEnv,
   SHARED_CONFIG_FROM_ENV,
@@ -13,6 +16,8 @@ import {
 /** Everything the scanner reads from its environment, validated once at start. */
 export interface ScannerConfig {
   brokers: string[];
+  /** TLS and SASL (KAFKA_SECURITY_PROTOCOL and the rest); its JSON names no secret. */
+  kafkaConnection: KafkaConnection;
   /** The processor's app id; its consumer group id is the same string. */
   appId: string;
   storeName: string;
@@ -49,6 +54,7 @@ export interface ScannerConfig {
 /** The scanner's environment: README.md's configuration table is checked against it. */
 export const SCANNER_ENV = Type.Object({
   KAFKA_BROKERS: EnvVar.brokers(),
+  ...KAFKA_CONNECTION_ENV,
   APP_ID: EnvVar.kafkaName('state-relay', "the processor's app id; its consumer group id is the same string"),
   STORE_NAME: EnvVar.kafkaName('accounts', 'the changelog is <APP_ID>-<STORE_NAME>-changelog'),
   COMMANDS_TOPIC: EnvVar.topic('accounts-commands'),
@@ -93,13 +99,21 @@ const CONFIG_FROM_ENV = {
     maxScans: 'SCAN_ROWS_MAX_SCANS',
     pruneIntervalMs: 'SCAN_ROWS_PRUNE_INTERVAL_MS',
   },
-} as const satisfies Record<Exclude<keyof ScannerConfig, 'changelogTopic' | 'replicaPath' | 'scansPath'>, unknown>;
+} as const satisfies Record<
+  Exclude<keyof ScannerConfig, 'changelogTopic' | 'replicaPath' | 'scansPath' | 'kafkaConnection'>,
+  unknown
+>;
 
 /** Reads and checks every variable, reporting all bad values at once, each with its name. */
 export function loadConfig(env: NodeJS.ProcessEnv): ScannerConfig {
-  const v = loadEnv(SCANNER_ENV, env, checkScanner);
+  let kafkaConnection: KafkaConnection | undefined;
+  const v = loadEnv(SCANNER_ENV, env, (values, problems) => {
+    checkScanner(values, problems);
+    kafkaConnection = kafkaConnectionFrom(values, problems);
+  });
   return {
     ...fromEnv(v, CONFIG_FROM_ENV),
+    kafkaConnection: kafkaConnection!,
     changelogTopic: changelogTopicName(v.APP_ID, v.STORE_NAME),
     replicaPath: join(v.STATE_DIR, 'replica.sqlite'),
     scansPath: join(v.STATE_DIR, 'scans.sqlite'),

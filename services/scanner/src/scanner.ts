@@ -90,6 +90,7 @@ export class Scanner {
     this.kafka = createKafkaClient({
       clientId: `${config.appId}-scanner-${config.scannerId}`,
       brokers: config.brokers,
+      connection: config.kafkaConnection,
       logger,
     });
     this.admin = new ReplaceableAdmin(this.kafka, {
