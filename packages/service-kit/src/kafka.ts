@@ -38,7 +38,7 @@ export interface KafkaClientOptions {
 export function createKafkaClient({ clientId, brokers, connection, logger }: KafkaClientOptions): Kafka {
   assertSupportedKafkajs();
   if (connection?.ssl?.rejectUnauthorized === false) {
-    logger.warn('KAFKA_SSL_VERIFY=false: the brokers\' certificates and host names are not checked');
+    logger.warn("KAFKA_SSL_VERIFY=false: the brokers' certificates and host names are not checked");
   }
   return new Kafka({
     clientId,

@@ -25,3 +25,4 @@ export { LatencyHistogram, percentileOf, type LatencySummary } from './report/hi
 export { replaceDocsBlock, writeDocsBlock, formatWithPrettier } from './report/docs-block';
 export { lineChart, niceCeil, logTicks } from './report/svg-chart';
 export type { LineChart, ChartPanel, ChartSeries, ChartAxis } from './report/svg-chart';
+export { startSecureKafka, type SecureKafka } from './secure-kafka';

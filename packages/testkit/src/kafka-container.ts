@@ -1,3 +1,4 @@
+import type { KafkaConfig } from 'kafkajs';
 import { GenericContainer, StartedNetwork, StartedTestContainer, WaitStrategy } from 'testcontainers';
 import { freePort } from './free-port';
 import { kafkaImage } from './images';
@@ -10,6 +11,14 @@ export interface KafkaContainerOptions {
   alias?: string;
   /** Host port for the client listener; a free one by default. */
   hostPort?: number;
+  /** The host listener's security protocol and broker settings (startSecureKafka); PLAINTEXT by default. */
+  hostListener?: {
+    protocol: 'SASL_SSL';
+    environment: Record<string, string>;
+    files: Array<{ content: Buffer; target: string }>;
+    /** How the readiness probe connects. */
+    client: Pick<KafkaConfig, 'ssl' | 'sasl'>;
+  };
 }
 
 export interface StartedKafka {
@@ -39,7 +48,7 @@ export async function startKafka(options: KafkaContainerOptions = {}): Promise<S
       // The broker talks to itself (e.g. transaction markers) on BROKER, which resolves inside
       // the container whether or not it sits on a network.
       KAFKA_ADVERTISED_LISTENERS: `HOST://127.0.0.1:${port},INTERNAL://${alias}:19092,BROKER://localhost:29092`,
-      KAFKA_LISTENER_SECURITY_PROTOCOL_MAP: 'HOST:PLAINTEXT,INTERNAL:PLAINTEXT,BROKER:PLAINTEXT,CONTROLLER:PLAINTEXT',
+      KAFKA_LISTENER_SECURITY_PROTOCOL_MAP: `HOST:${options.hostListener?.protocol ?? 'PLAINTEXT'},INTERNAL:PLAINTEXT,BROKER:PLAINTEXT,CONTROLLER:PLAINTEXT`,
       KAFKA_INTER_BROKER_LISTENER_NAME: 'BROKER',
       KAFKA_CONTROLLER_LISTENER_NAMES: 'CONTROLLER',
       KAFKA_CONTROLLER_QUORUM_VOTERS: '1@localhost:9093',
@@ -56,9 +65,13 @@ export async function startKafka(options: KafkaContainerOptions = {}): Promise<S
       // Expired transactions (a frozen owner) are aborted within a second, not the default 10 s.
       KAFKA_TRANSACTION_ABORT_TIMED_OUT_TRANSACTION_CLEANUP_INTERVAL_MS: '1000',
       KAFKA_HEAP_OPTS: '-Xms256m -Xmx768m',
+      ...options.hostListener?.environment,
     })
     .withLabels({ 'dev.state-relay.role': 'kafka' })
-    .withWaitStrategy(new BrokerAnswers([`127.0.0.1:${port}`]).withStartupTimeout(120_000));
+    .withWaitStrategy(
+      new BrokerAnswers([`127.0.0.1:${port}`], options.hostListener?.client).withStartupTimeout(120_000),
+    );
+  if (options.hostListener?.files.length) builder = builder.withCopyContentToContainer(options.hostListener.files);
   if (options.network) builder = builder.withNetwork(options.network).withNetworkAliases(alias);
   const container = await builder.start();
   return {
@@ -82,7 +95,10 @@ export class BrokerAnswers implements WaitStrategy {
   private timeoutMs = 60_000;
   private timeoutSet = false;
 
-  constructor(private readonly brokers: string[]) {}
+  constructor(
+    private readonly brokers: string[],
+    private readonly security: Pick<KafkaConfig, 'ssl' | 'sasl'> = {},
+  ) {}
 
   withStartupTimeout(ms: number): this {
     this.timeoutMs = ms;
@@ -106,7 +122,7 @@ export class BrokerAnswers implements WaitStrategy {
       if (!State.Running) {
         throw new Error(`the broker container stopped while starting: ${State.Status}, exit code ${State.ExitCode}`);
       }
-      const answer = await describeCluster(this.brokers);
+      const answer = await describeCluster(this.brokers, this.security);
       if (answer === true) return;
       last = answer;
       if (Date.now() >= deadline) {
@@ -118,8 +134,8 @@ export class BrokerAnswers implements WaitStrategy {
 }
 
 /** true when the broker answers DescribeCluster with itself in it; otherwise why not. */
-async function describeCluster(brokers: string[]): Promise<true | string> {
-  const client = kafkaClient(brokers, 'testkit-ready-probe');
+async function describeCluster(brokers: string[], security: Pick<KafkaConfig, 'ssl' | 'sasl'>): Promise<true | string> {
+  const client = kafkaClient(brokers, 'testkit-ready-probe', security);
   const admin = client.admin({ retry: { retries: 0 } });
   try {
     await admin.connect();

@@ -1,12 +1,17 @@
-import { Admin, Kafka, KafkaMessage, logLevel } from 'kafkajs';
+import { Admin, Kafka, KafkaMessage, logLevel, type KafkaConfig } from 'kafkajs';
 import { waitUntil } from './wait';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 
-export function kafkaClient(brokers: string[], clientId = 'state-relay-test'): Kafka {
+/** `security`: TLS and SASL for a secured listener (startSecureKafka's `client`). */
+export function kafkaClient(
+  brokers: string[],
+  clientId = 'state-relay-test',
+  security: Pick<KafkaConfig, 'ssl' | 'sasl'> = {},
+): Kafka {
   // kafkajs logs every retried connection error; tests assert on outcomes, so keep it quiet unless asked.
   const level = process.env.STATE_RELAY_TEST_KAFKA_LOG ? logLevel.INFO : logLevel.NOTHING;
-  return new Kafka({ clientId, brokers, logLevel: level, retry: { retries: 8 } });
+  return new Kafka({ clientId, brokers, logLevel: level, retry: { retries: 8 }, ...security });
 }
 
 export interface TopicSpec {
