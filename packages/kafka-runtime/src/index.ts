@@ -1,6 +1,8 @@
 export { CoPartitionedAssigner, tasksOf } from './assigner';
 export {
   ensureTopics,
+  brokerDefaultReplicationFactor,
+  missingTopics,
   assertCoPartitioned,
   partitionCounts,
   endOffsets,

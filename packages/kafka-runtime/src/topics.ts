@@ -7,23 +7,26 @@ export interface TopicRequirement {
   compacted?: boolean;
   /** Extra topic configs, e.g. retention. */
   configs?: Record<string, string>;
+  /** -1: the broker's default.replication.factor (read from the broker: kafkajs's CreateTopics v3 cannot say -1). */
   replicationFactor?: number;
 }
 
 /** Creates the topics that do not exist yet; existing ones are left as they are. Returns the ones created. */
 export async function ensureTopics(admin: Admin, required: TopicRequirement[]): Promise<string[]> {
   const existing = new Set(await admin.listTopics());
-  const missing: ITopicConfig[] = required
-    .filter((r) => !existing.has(r.topic))
-    .map((r) => ({
-      topic: r.topic,
-      numPartitions: r.partitions,
-      replicationFactor: r.replicationFactor ?? 1,
-      configEntries: [
-        ...(r.compacted ? [{ name: 'cleanup.policy', value: 'compact' }] : []),
-        ...Object.entries(r.configs ?? {}).map(([name, value]) => ({ name, value })),
-      ],
-    }));
+  const absent = required.filter((r) => !existing.has(r.topic));
+  const brokerDefault = absent.some((r) => (r.replicationFactor ?? 1) === -1)
+    ? await brokerDefaultReplicationFactor(admin)
+    : 1;
+  const missing: ITopicConfig[] = absent.map((r) => ({
+    topic: r.topic,
+    numPartitions: r.partitions,
+    replicationFactor: r.replicationFactor === -1 ? brokerDefault : (r.replicationFactor ?? 1),
+    configEntries: [
+      ...(r.compacted ? [{ name: 'cleanup.policy', value: 'compact' }] : []),
+      ...Object.entries(r.configs ?? {}).map(([name, value]) => ({ name, value })),
+    ],
+  }));
   if (missing.length > 0) {
     try {
       await admin.createTopics({ topics: missing, waitForLeaders: false });
@@ -37,6 +40,32 @@ export async function ensureTopics(admin: Admin, required: TopicRequirement[]): 
     );
   }
   return missing.map((m) => m.topic);
+}
+
+/**
+ * The broker's default.replication.factor (of the first broker the cluster lists). kafkajs sends
+ * CreateTopics v3 at most, where -1 ("the broker's default", KIP-464, v4) is refused.
+ */
+export async function brokerDefaultReplicationFactor(
+  admin: Pick<Admin, 'describeCluster' | 'describeConfigs'>,
+): Promise<number> {
+  const { brokers } = await admin.describeCluster();
+  const id = [...brokers].sort((a, b) => a.nodeId - b.nodeId)[0]?.nodeId;
+  if (id === undefined) return 1;
+  const { resources } = await admin.describeConfigs({
+    includeSynonyms: false,
+    resources: [{ type: ConfigResourceTypes.BROKER, name: String(id), configNames: ['default.replication.factor'] }],
+  });
+  const value = Number(
+    resources[0]?.configEntries.find((e) => e.configName === 'default.replication.factor')?.configValue,
+  );
+  return Number.isInteger(value) && value > 0 ? value : 1;
+}
+
+/** The topics of `names` the cluster does not have. */
+export async function missingTopics(admin: Pick<Admin, 'listTopics'>, names: string[]): Promise<string[]> {
+  const existing = new Set(await admin.listTopics());
+  return names.filter((n) => !existing.has(n));
 }
 
 /** What a broker answers while a partition it was just made leader of is not served yet. */

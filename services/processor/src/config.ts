@@ -41,6 +41,12 @@ export interface ProcessorConfig extends RelayTopics {
    * back the events of every task.
    */
   fetchMaxBytesPerPartition: number;
+  /** 'false': the processor creates no topic and checks the ones that exist (a principal without Create). */
+  topicsCreate: 'true' | 'false';
+  /** Replication factor of the topics it creates; -1: the broker's default.replication.factor. */
+  topicReplicationFactor: number;
+  /** min.insync.replicas of the topics it creates; -1: the broker's default (not set on the topic). */
+  topicMinInsyncReplicas: number;
   /** v1: one transactional producer and transaction per task; v2: one per instance (KIP-447). */
   exactlyOnce: 'v1' | 'v2';
   /** v2: names the instance's transactional id; unset: kept in STATE_DIR/instance-id. */
@@ -90,6 +96,12 @@ export const PROCESSOR_ENV = Type.Object({
     maximum: TOPIC_MAX_MESSAGE_BYTES,
   }),
   POISON_MAX_ATTEMPTS: EnvVar.integer({ default: 3, minimum: 1, maximum: 100 }),
+  TOPICS_CREATE: EnvVar.oneOf(['true', 'false'], {
+    default: 'true',
+    problem: 'must be "true" (create missing topics) or "false" (create nothing; check the topics that exist)',
+  }),
+  TOPIC_REPLICATION_FACTOR: EnvVar.integer({ default: -1, minimum: -1, maximum: 32_767 }),
+  TOPIC_MIN_INSYNC_REPLICAS: EnvVar.integer({ default: -1, minimum: -1, maximum: 32_767 }),
   EXACTLY_ONCE: EnvVar.oneOf(['v1', 'v2'], {
     default: 'v1',
     problem:
@@ -157,6 +169,9 @@ const CONFIG_FROM_ENV = {
   entityMaxBytes: 'ENTITY_MAX_BYTES',
   poisonMaxAttempts: 'POISON_MAX_ATTEMPTS',
   exactlyOnce: 'EXACTLY_ONCE',
+  topicsCreate: 'TOPICS_CREATE',
+  topicReplicationFactor: 'TOPIC_REPLICATION_FACTOR',
+  topicMinInsyncReplicas: 'TOPIC_MIN_INSYNC_REPLICAS',
   instanceId: 'INSTANCE_ID',
 } as const satisfies Record<Exclude<keyof ProcessorConfig, 'changelogTopic' | 'kafkaConnection'>, keyof ProcessorEnv>;
 
@@ -178,6 +193,14 @@ function checkProcessor(v: Partial<ProcessorEnv>, problems: string[]): void {
     problems.push(`COMMIT_INTERVAL_MS (${interval}) must be lower than TRANSACTION_TIMEOUT_MS (${timeout})`);
   }
   if (v.EVENTS_TOPIC === v.COMMANDS_TOPIC) problems.push('EVENTS_TOPIC and COMMANDS_TOPIC must differ');
+  if (v.TOPIC_REPLICATION_FACTOR === 0)
+    problems.push("TOPIC_REPLICATION_FACTOR must be -1 (the broker's default) or at least 1, got 0");
+  if (v.TOPIC_MIN_INSYNC_REPLICAS === 0)
+    problems.push("TOPIC_MIN_INSYNC_REPLICAS must be -1 (the broker's default) or at least 1, got 0");
+  const { TOPIC_REPLICATION_FACTOR: rf, TOPIC_MIN_INSYNC_REPLICAS: minIsr } = v;
+  if (rf !== undefined && minIsr !== undefined && rf > 0 && minIsr > rf) {
+    problems.push(`TOPIC_MIN_INSYNC_REPLICAS (${minIsr}) must not exceed TOPIC_REPLICATION_FACTOR (${rf})`);
+  }
   if (v.INSTANCE_ID !== undefined && !/^[A-Za-z0-9._-]{1,64}$/.test(v.INSTANCE_ID)) {
     problems.push(`INSTANCE_ID must use only [A-Za-z0-9._-], at most 64 characters, got "${v.INSTANCE_ID}"`);
   }

@@ -15,6 +15,7 @@ export type ErrorCode = keyof typeof ERRORS;
 export const INTERNAL_CODES = {
   TASK_FAILED: 'TASK_FAILED',
   CHANGELOG_NOT_CO_PARTITIONED: 'CHANGELOG_NOT_CO_PARTITIONED',
+  TOPICS_NOT_AS_REQUIRED: 'TOPICS_NOT_AS_REQUIRED',
 } as const;
 
 /** Base of the processor's errors (tasks/errors.ts's TaskFailure among them). */

@@ -74,6 +74,38 @@ describe('processor config', () => {
     ]);
   });
 
+  it('takes the topic settings, and refuses a replication factor of 0 or min.insync.replicas above it', () => {
+    const config = loadConfig({
+      KAFKA_BROKERS: 'kafka:9092',
+      TOPICS_CREATE: 'false',
+      TOPIC_REPLICATION_FACTOR: '3',
+      TOPIC_MIN_INSYNC_REPLICAS: '2',
+    });
+    expect([config.topicsCreate, config.topicReplicationFactor, config.topicMinInsyncReplicas]).toEqual([
+      'false',
+      3,
+      2,
+    ]);
+    expect(loadConfig({ KAFKA_BROKERS: 'kafka:9092' })).toMatchObject({
+      topicsCreate: 'true',
+      topicReplicationFactor: -1,
+      topicMinInsyncReplicas: -1,
+    });
+    expect(
+      problemsOf(() =>
+        loadConfig({ KAFKA_BROKERS: 'kafka:9092', TOPIC_REPLICATION_FACTOR: '0', TOPIC_MIN_INSYNC_REPLICAS: '0' }),
+      ).split('\n'),
+    ).toEqual([
+      "TOPIC_REPLICATION_FACTOR must be -1 (the broker's default) or at least 1, got 0",
+      "TOPIC_MIN_INSYNC_REPLICAS must be -1 (the broker's default) or at least 1, got 0",
+    ]);
+    expect(
+      problemsOf(() =>
+        loadConfig({ KAFKA_BROKERS: 'kafka:9092', TOPIC_REPLICATION_FACTOR: '2', TOPIC_MIN_INSYNC_REPLICAS: '3' }),
+      ),
+    ).toBe('TOPIC_MIN_INSYNC_REPLICAS (3) must not exceed TOPIC_REPLICATION_FACTOR (2)');
+  });
+
   it('refuses an APP_ID and STORE_NAME whose changelog name Kafka would not take', () => {
     expect(
       problemsOf(() => loadConfig({ KAFKA_BROKERS: 'k:1', APP_ID: 'a'.repeat(200), STORE_NAME: 'b'.repeat(40) })),

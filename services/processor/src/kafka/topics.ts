@@ -1,5 +1,11 @@
 import { relayTopicLayout } from '@state-relay/contracts';
-import { assertCoPartitioned, deleteRetentionMs, ensureTopics, topicConfigValues } from '@state-relay/kafka-runtime';
+import {
+  assertCoPartitioned,
+  deleteRetentionMs,
+  ensureTopics,
+  missingTopics,
+  topicConfigValues,
+} from '@state-relay/kafka-runtime';
 import type { Admin } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { ProcessorConfig } from '../config';
@@ -15,6 +21,9 @@ type TopicsConfig = Pick<
   | 'deadLetterTopic'
   | 'partitions'
   | 'entityMaxBytes'
+  | 'topicsCreate'
+  | 'topicReplicationFactor'
+  | 'topicMinInsyncReplicas'
 >;
 
 /**
@@ -28,8 +37,36 @@ export async function provisionTopics(
   config: TopicsConfig,
   logger: Logger,
 ): Promise<{ deleteRetentionMs: number }> {
-  const created = await ensureTopics(admin, relayTopicLayout(config, config.partitions));
-  if (created.length > 0) logger.info({ topics: created }, 'created missing topics');
+  const layout = relayTopicLayout(config, config.partitions).map((t) => ({
+    ...t,
+    replicationFactor: config.topicReplicationFactor,
+    configs: {
+      ...t.configs,
+      ...(config.topicMinInsyncReplicas > 0 && { 'min.insync.replicas': String(config.topicMinInsyncReplicas) }),
+    },
+  }));
+  if (config.topicsCreate === 'true') {
+    const created = await ensureTopics(admin, layout);
+    if (created.length > 0) logger.info({ topics: created }, 'created missing topics');
+  } else {
+    const missing = await missingTopics(
+      admin,
+      layout.map((t) => t.topic),
+    );
+    if (missing.length > 0) {
+      throw new ProcessorError(
+        INTERNAL_CODES.TOPICS_NOT_AS_REQUIRED,
+        `TOPICS_CREATE=false and these topics do not exist: ${missing.join(', ')} (create them as the processor README's "Topics" says)`,
+      );
+    }
+  }
+  const policy = (await topicConfigValues(admin, [config.changelogTopic], 'cleanup.policy')).get(config.changelogTopic);
+  if (policy !== undefined && !policy.split(',').includes('compact')) {
+    throw new ProcessorError(
+      INTERNAL_CODES.TOPICS_NOT_AS_REQUIRED,
+      `changelog ${config.changelogTopic} must be compacted (cleanup.policy=compact), but its cleanup.policy is ${policy}`,
+    );
+  }
   const inputs = await assertCoPartitioned(admin, [config.eventsTopic, config.commandsTopic]);
   const changelog = await assertCoPartitioned(admin, [config.eventsTopic, config.changelogTopic]).catch(() => -1);
   if (changelog !== inputs) {
