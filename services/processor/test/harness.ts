@@ -37,6 +37,19 @@ export function newDeployment(brokers: string[], partitions = 4): Deployment {
   };
 }
 
+/** The processor's variables that name the deployment's broker and topics. */
+export function deploymentEnv(d: Deployment): Record<string, string> {
+  return {
+    KAFKA_BROKERS: d.brokers.join(','),
+    APP_ID: d.appId,
+    EVENTS_TOPIC: d.eventsTopic,
+    COMMANDS_TOPIC: d.commandsTopic,
+    RESULTS_TOPIC: d.resultsTopic,
+    DEAD_LETTER_TOPIC: d.deadLetterTopic,
+    PARTITIONS: String(d.partitions),
+  };
+}
+
 /** A processor running as a real child process (built JS), so it can be SIGKILLed. */
 export class ProcessorProcess {
   private child?: ChildProcess;
@@ -61,13 +74,7 @@ export class ProcessorProcess {
     this.child = spawn(process.execPath, [SERVER], {
       env: {
         ...process.env,
-        KAFKA_BROKERS: d.brokers.join(','),
-        APP_ID: d.appId,
-        EVENTS_TOPIC: d.eventsTopic,
-        COMMANDS_TOPIC: d.commandsTopic,
-        RESULTS_TOPIC: d.resultsTopic,
-        DEAD_LETTER_TOPIC: d.deadLetterTopic,
-        PARTITIONS: String(d.partitions),
+        ...deploymentEnv(d),
         STATE_DIR: this.stateDir,
         HTTP_HOST: '127.0.0.1',
         HTTP_PORT: String(port),

@@ -13,7 +13,15 @@ import { loadConfig } from '../src/config';
 import { createProcessorMetrics } from '../src/metrics';
 import type { ProcessingExtension } from '../src/extension';
 import { Processor } from '../src/processor';
-import { changelogState, demoEvents, newDeployment, produceEvents, waitCaughtUp, type Deployment } from './harness';
+import {
+  changelogState,
+  demoEvents,
+  newDeployment,
+  produceEvents,
+  waitCaughtUp,
+  type Deployment,
+  deploymentEnv,
+} from './harness';
 import { loadConfig as loadScannerConfig } from '../../scanner/src/config';
 import { createScannerMetrics } from '../../scanner/src/metrics';
 import { Scanner } from '../../scanner/src/scanner';
@@ -33,13 +41,7 @@ function processorFor(
   logger: pino.Logger = silent,
 ) {
   const config = loadConfig({
-    KAFKA_BROKERS: d.brokers.join(','),
-    APP_ID: d.appId,
-    EVENTS_TOPIC: d.eventsTopic,
-    COMMANDS_TOPIC: d.commandsTopic,
-    RESULTS_TOPIC: d.resultsTopic,
-    DEAD_LETTER_TOPIC: d.deadLetterTopic,
-    PARTITIONS: String(d.partitions),
+    ...deploymentEnv(d),
     STATE_DIR: stateDir,
     SESSION_TIMEOUT_MS: '6000',
   });

@@ -10,7 +10,7 @@ import pino from 'pino';
 import { loadConfig } from '../src/config';
 import { createProcessorMetrics } from '../src/metrics';
 import { Processor } from '../src/processor';
-import { changelogState, newDeployment, type Deployment } from './harness';
+import { changelogState, newDeployment, type Deployment, deploymentEnv } from './harness';
 
 // A task's restore against a real broker, on a changelog the test writes itself: a rebuild
 // interrupted half-way resumes, one task's failing store does not restart the others, and a
@@ -76,13 +76,7 @@ function processorFor(
   logger: pino.Logger = silent,
 ) {
   const config = loadConfig({
-    KAFKA_BROKERS: d.brokers.join(','),
-    APP_ID: d.appId,
-    EVENTS_TOPIC: d.eventsTopic,
-    COMMANDS_TOPIC: d.commandsTopic,
-    RESULTS_TOPIC: d.resultsTopic,
-    DEAD_LETTER_TOPIC: d.deadLetterTopic,
-    PARTITIONS: String(d.partitions),
+    ...deploymentEnv(d),
     STATE_DIR: stateDir,
     SESSION_TIMEOUT_MS: '6000',
   });

@@ -10,7 +10,15 @@ import pino from 'pino';
 import { loadConfig } from '../src/config';
 import { createProcessorMetrics } from '../src/metrics';
 import { Processor } from '../src/processor';
-import { changelogState, demoEvents, newDeployment, produceEvents, waitCaughtUp, type Deployment } from './harness';
+import {
+  changelogState,
+  demoEvents,
+  newDeployment,
+  produceEvents,
+  waitCaughtUp,
+  type Deployment,
+  deploymentEnv,
+} from './harness';
 
 // The group's committed offsets read stale after the fence (EndTxn answered before the group
 // coordinator materialised the transaction's offsets). The restore now reads with require_stable
@@ -23,13 +31,7 @@ const silent = pino({ level: process.env.STATE_RELAY_TEST_LOG_LEVEL ?? 'silent' 
 
 function processorFor(d: Deployment, stateDir: string) {
   const config = loadConfig({
-    KAFKA_BROKERS: d.brokers.join(','),
-    APP_ID: d.appId,
-    EVENTS_TOPIC: d.eventsTopic,
-    COMMANDS_TOPIC: d.commandsTopic,
-    RESULTS_TOPIC: d.resultsTopic,
-    DEAD_LETTER_TOPIC: d.deadLetterTopic,
-    PARTITIONS: String(d.partitions),
+    ...deploymentEnv(d),
     STATE_DIR: stateDir,
     SESSION_TIMEOUT_MS: '6000',
   });

@@ -3,7 +3,7 @@ import type { Admin } from 'kafkajs';
 import pino from 'pino';
 import { loadConfig } from '../src/config';
 import { provisionTopics } from '../src/kafka/topics';
-import { newDeployment, type Deployment } from './harness';
+import { deploymentEnv, newDeployment, type Deployment } from './harness';
 
 // Provisioning's topic settings against the broker: the replication factor and
 // min.insync.replicas of the topics it creates, and TOPICS_CREATE=false, where it creates nothing
@@ -12,16 +12,7 @@ import { newDeployment, type Deployment } from './harness';
 const silent = pino({ level: 'silent' });
 
 function configFor(d: Deployment, extra: Record<string, string> = {}) {
-  return loadConfig({
-    KAFKA_BROKERS: d.brokers.join(','),
-    APP_ID: d.appId,
-    EVENTS_TOPIC: d.eventsTopic,
-    COMMANDS_TOPIC: d.commandsTopic,
-    RESULTS_TOPIC: d.resultsTopic,
-    DEAD_LETTER_TOPIC: d.deadLetterTopic,
-    PARTITIONS: String(d.partitions),
-    ...extra,
-  });
+  return loadConfig({ ...deploymentEnv(d), ...extra });
 }
 const names = (d: Deployment) => [d.eventsTopic, d.commandsTopic, d.changelogTopic, d.resultsTopic, d.deadLetterTopic];
 
