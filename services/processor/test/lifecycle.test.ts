@@ -538,15 +538,41 @@ describe('task lifecycle', () => {
   });
 
   it('a seek that throws when a new generation re-seeks a RUNNING task fails it, and it re-enters', async () => {
-    h.lifecycle.onAssignment('member-a', [0]);
+    h.lifecycle.onAssignment('member-a', [0], 1);
     await until(() => h.lifecycle.stateOf(0) === 'RUNNING', 'task 0 to run');
     let left = 1;
     h.faults.seek = () => left-- > 0;
-    expect(() => h.lifecycle.onAssignment('member-a2', [0])).not.toThrow();
+    expect(() => h.lifecycle.onAssignment('member-a', [0], 2)).not.toThrow();
     await until(
       () => h.lifecycle.stateOf(0) === 'RUNNING' && h.calls.filter((c) => c === 'init-producer 0').length === 2,
       're-entry',
     );
     expect(await failuresOf(h, 'restore')).toBe(1);
+  });
+
+  it.each([
+    ['a new member id (evicted, or a replaced consumer)', 'member-b', 2],
+    ['a skipped generation', 'member-a', 3],
+  ])(
+    'a RUNNING task assigned again after %s is restored again, not resumed: another member may have owned it meanwhile',
+    async (_why, member, generation) => {
+      h.lifecycle.onAssignment('member-a', [0], 1);
+      await until(() => h.lifecycle.stateOf(0) === 'RUNNING', 'task 0 to run');
+      h.lifecycle.onAssignment(member, [0], generation);
+      await until(
+        () => h.lifecycle.stateOf(0) === 'RUNNING' && h.calls.filter((c) => c === 'init-producer 0').length === 2,
+        'restored again',
+      );
+      expect(await failuresOf(h, 'fenced')).toBe(1);
+    },
+  );
+
+  it('a RUNNING task assigned again in the next generation to the same member resumes where it was', async () => {
+    h.lifecycle.onAssignment('member-a', [0], 1);
+    await until(() => h.lifecycle.stateOf(0) === 'RUNNING', 'task 0 to run');
+    h.lifecycle.onAssignment('member-a', [0], 2);
+    expect(h.lifecycle.stateOf(0)).toBe('RUNNING');
+    expect(h.calls.filter((c) => c === 'init-producer 0')).toHaveLength(1);
+    expect(await failuresOf(h, 'fenced')).toBe(0);
   });
 });

@@ -101,6 +101,11 @@ export class TaskLifecycle implements CommitSource {
    */
   onAssignment(memberId: string, ids: number[], generationId = -1): void {
     if (this.stopping) return;
+    // A new member id (evicted, or a replaced consumer) or a skipped generation: another member
+    // may have owned and committed our tasks meanwhile, so what they hold in memory may be stale.
+    const rejoined =
+      (this.memberId !== '' && memberId !== this.memberId) ||
+      (this.generationId >= 0 && generationId > this.generationId + 1);
     this.memberId = memberId;
     this.generationId = generationId;
     this.assigned = new Set(ids);
@@ -111,7 +116,13 @@ export class TaskLifecycle implements CommitSource {
     for (const id of this.owned) {
       const task = this.tasks.get(id) ?? this.create(id);
       try {
-        if (task.state === 'CREATED') {
+        if (rejoined && (task.state === 'RUNNING' || task.state === 'RESTORING')) {
+          this.fail(
+            task,
+            new TaskFailure('fenced', `task ${id}: this instance rejoined the group; another member may have owned it`),
+          );
+          entering.push(task); // ours in this generation: restored again at once
+        } else if (task.state === 'CREATED') {
           entering.push(task);
           this.options.ports.pause(id);
         } else if (task.state === 'RUNNING') {
