@@ -95,7 +95,7 @@ export function campaignMarkdown(
         ? ` ${parallel} deployments side by side (each its own broker, network and services, on the same two ` +
           'cores), each taking the next run when its last one ended: recovery times include that contention.'
         : ''),
-    `Each run: ${int(o.keys)} accounts, load ${o.loadPerSecond} events/s, the sweep at ` +
+    `Each run: processors on \`EXACTLY_ONCE=${o.exactlyOnce ?? 'v1'}\`, ${int(o.keys)} accounts, load ${o.loadPerSecond} events/s, the sweep at ` +
       (o.rate === 'auto' ? 'about 30 s of walk per fault (`--rate auto`), ' : `${o.rate} commands/s, `) +
       `${o.faultsPerRun[0]}–${o.faultsPerRun[1]} faults; seeds ${seedRange(records, o, complete)}. Raw figures: ` +
       '[`docs/faults/campaign.json`](faults/campaign.json).',

@@ -4,7 +4,7 @@ import { writeDocsBlock } from '@state-relay/testkit';
 import { runCampaign, type CampaignOptions, type RunRecord } from './campaign';
 import { campaignMarkdown, runLine, summaryLines } from './campaign-report';
 import { ROOT, runMeta, writeJson } from './report';
-import { FaultStack } from './stack';
+import { faultsExactlyOnce, FaultStack } from './stack';
 
 // `pnpm faults` (cli.js starts jest on this file with the options in STATE_RELAY_FAULTS_CLI):
 // the campaign, a line per run, a summary, docs/faults/campaign.json and the results block of
@@ -30,6 +30,7 @@ const options: CampaignOptions = {
   rate: cli.rate,
   loadPerSecond: cli.load,
   faultsPerRun: cli.faults,
+  exactlyOnce: faultsExactlyOnce(),
 };
 const say = (line: string) => process.stdout.write(`${line}\n`);
 

@@ -21,6 +21,8 @@ export interface CampaignOptions {
   loadPerSecond: number;
   /** Faults per run, inclusive bounds. */
   faultsPerRun: readonly [number, number];
+  /** The processors' EXACTLY_ONCE (absent in campaigns recorded before it was an option: v1). */
+  exactlyOnce?: 'v1' | 'v2';
 }
 
 export interface FaultRecord {

@@ -239,9 +239,9 @@ export interface ScannerOptions {
 }
 
 /** Kafka on a network plus the two service images; one per test file. */
-/** The processors' EXACTLY_ONCE: FAULTS_EXACTLY_ONCE when a processor starts (v1 unless set; `pnpm faults --exactly-once`). */
+/** The processors' EXACTLY_ONCE: FAULTS_EXACTLY_ONCE when a processor starts (v2, the service default, unless set; `pnpm faults --exactly-once`). */
 export function faultsExactlyOnce(): 'v1' | 'v2' {
-  return process.env.FAULTS_EXACTLY_ONCE === 'v2' ? 'v2' : 'v1';
+  return process.env.FAULTS_EXACTLY_ONCE === 'v1' ? 'v1' : 'v2';
 }
 
 export class FaultStack {

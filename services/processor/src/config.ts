@@ -103,7 +103,7 @@ export const PROCESSOR_ENV = Type.Object({
   TOPIC_REPLICATION_FACTOR: EnvVar.integer({ default: -1, minimum: -1, maximum: 32_767 }),
   TOPIC_MIN_INSYNC_REPLICAS: EnvVar.integer({ default: -1, minimum: -1, maximum: 32_767 }),
   EXACTLY_ONCE: EnvVar.oneOf(['v1', 'v2'], {
-    default: 'v1',
+    default: 'v2',
     problem:
       'must be "v1" (one transaction per task) or "v2" (one per instance, fenced by the group generation; Kafka 2.5+)',
   }),
