@@ -40,9 +40,14 @@ export interface BenchOptions {
   /**
    * Which parts run: `main` is parts 1 and 2 (throughput, restore after it, the sweeps), `restore`
    * is part 3 (issue 13: restore, replica catch-up and memory of a large state, command-id
-   * bytes, failover). Both by default.
+   * bytes, failover), `modes` is part 4 (issue 22: exactly-once v1 and v2 side by side). All by default.
    */
-  parts: Array<'main' | 'restore'>;
+  parts: Array<'main' | 'restore' | 'modes'>;
+  /** Part 4 (issue 22): the partition counts exactly-once v1 and v2 run the steady load on, side by side. */
+  modesPartitions: number[];
+  /** Part 4: accounts the steady load touches, and the seconds measured per run after the warm-up. */
+  modesKeys: number;
+  modesSec: number;
   /** Part 3: keys of the large state, and of the state it is compared with (0: none). */
   restoreKeys: number;
   restoreBaseKeys: number;
@@ -60,12 +65,16 @@ const USAGE = `usage: pnpm bench [--quick | --full] [--part all|main|restore] [-
                   [--restore-keys N] [--restore-base-keys N] [--failover-keys N]
                   [--processor-env NAME=VALUE] [--tx-retry-ms N] [--scanner-nice N]
                   [--sweeps LIST] [--no-docs]
-  --part P        all (default): parts 1-3; main: parts 1 (throughput, restore) and 2 (sweeps), about
+  --part P        all (default): parts 1-4; main: parts 1 (throughput, restore) and 2 (sweeps), about
                   6 min on 2 cores; restore: part 3 only (issue 13: restore, replica catch-up and peak
                   RSS of --restore-keys and of --restore-base-keys keys, changelog bytes per entity
                   over 10 sweeps, failover after kill -9; pnpm bench:restore). Part 3 with 1,000,000
                   keys took 17 min on the 2 shared cores at a load average of 21 (the fill alone 2.7
-                  min); the default run includes it anyway, so it takes parts 1-2 plus that
+                  min); the default run includes it anyway, so it takes parts 1-2 plus that;
+                  modes: part 4 only (issue 22: exactly-once v1 and v2 side by side at the steady
+                  load on --modes-partitions, then the backlog of part 1 once per mode), about 8 min
+  --modes-partitions LIST  part 4's partition counts (default 6,24)
+  --modes-sec S   part 4's measured seconds per steady run (default 20; --quick: 8)
   --restore-keys N  part 3's large state (default 1000000; --quick: 50000)
   --restore-base-keys N  the state part 3 compares it with, side by side (default 200000; --quick: 20000; 0: none)
   --failover-keys N  the state of part 3's failover (default 200000; --quick: 20000)
@@ -106,7 +115,10 @@ export function parseOptions(argv: string[]): BenchOptions {
     rounds: 2,
     sweeps: ['blocking', 'chunked', 'relay'],
     label: 'default',
-    parts: ['main', 'restore'],
+    parts: ['main', 'restore', 'modes'],
+    modesPartitions: [6, 24],
+    modesKeys: 20_000,
+    modesSec: 20,
     restoreKeys: 1_000_000,
     restoreBaseKeys: 200_000,
     failoverKeys: 200_000,
@@ -156,11 +168,22 @@ export function parseOptions(argv: string[]): BenchOptions {
         break;
       case '--part': {
         const part = argv[++i];
-        if (part !== 'all' && part !== 'main' && part !== 'restore')
-          throw new UsageError(`--part takes all, main or restore; got ${part}`);
-        o.parts = part === 'all' ? ['main', 'restore'] : [part];
+        if (part !== 'all' && part !== 'main' && part !== 'restore' && part !== 'modes')
+          throw new UsageError(`--part takes all, main, restore or modes; got ${part}`);
+        o.parts = part === 'all' ? ['main', 'restore', 'modes'] : [part];
         break;
       }
+      case '--modes-partitions': {
+        const list = (argv[++i] ?? '').split(',').map(Number);
+        if (list.length === 0 || !list.every((p) => Number.isInteger(p) && p >= 1 && p <= 256))
+          throw new UsageError(`--modes-partitions takes a comma-separated list of partition counts (1-256)`);
+        o.modesPartitions = list;
+        explicit.add('modesPartitions');
+        break;
+      }
+      case '--modes-sec':
+        num('modesSec', 5);
+        break;
       case '--restore-keys':
         num('restoreKeys', 1_000);
         break;
@@ -221,6 +244,8 @@ export function parseOptions(argv: string[]): BenchOptions {
     preset('warmupSec', 3);
     preset('sweepAllowanceSec', 20);
     preset('rounds', 1);
+    preset('modesKeys', 5_000);
+    preset('modesSec', 8);
   } else if (o.label === 'full') {
     preset('keys', 1_000_000);
     preset('rounds', 1);

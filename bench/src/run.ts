@@ -13,6 +13,8 @@ import { latencyChart } from './svg';
 import { log } from './common';
 import { measureThroughput } from './throughput';
 import { measureRestorePart } from './restore/index';
+import { compareModes } from './eos-modes';
+import { currentLoad, judgeModesTargets, modesMarkdown, writeModesDocs, type ModesReport } from './eos-modes-report';
 import { judgeRestoreTargets, restoreMarkdown, writeRestoreDocs, type RestoreReport } from './restore/report';
 
 const ROOT = resolve(__dirname, '../..');
@@ -48,6 +50,7 @@ async function main(o: BenchOptions): Promise<void> {
     await admin.connect();
     if (o.parts.includes('main')) await mainParts(kafka, admin, broker.brokers, o, workDir, machine);
     if (o.parts.includes('restore')) await restorePart(kafka, admin, broker.brokers, o, workDir, machine);
+    if (o.parts.includes('modes')) await modesPart(kafka, admin, broker.brokers, o, workDir, machine);
   } finally {
     killAllChildren();
     await admin.disconnect().catch(() => undefined);
@@ -145,6 +148,45 @@ async function restorePart(
     log('wrote docs/benchmarks/restore.json and the bench:restore block of docs/benchmarks.md');
   } else {
     const out = join(tmpdir(), 'state-relay-bench-restore.json');
+    writeFileSync(out, JSON.stringify(report, null, 1));
+    log(`--no-docs: wrote ${out}`);
+  }
+  if (!result.ok) process.exitCode = 1;
+}
+
+/** Part 4 (issue 22): its tables, docs/benchmarks/modes.json and the bench:modes block of docs/benchmarks.md. */
+async function modesPart(
+  kafka: Kafka,
+  admin: Admin,
+  brokers: string[],
+  o: BenchOptions,
+  workDir: string,
+  machine: Machine,
+): Promise<void> {
+  const started = Date.now();
+  const startedAt = new Date(started).toISOString();
+  const loadStart = currentLoad();
+  log(
+    `part 4: exactly-once v1 and v2 side by side at ${o.rate} events/s on ${o.modesPartitions.join(' and ')} partitions, then the backlog per mode`,
+  );
+  const result = await compareModes(kafka, admin, brokers, o, workDir);
+  const report: ModesReport = {
+    machine,
+    source: describeSource(ROOT),
+    command: ['pnpm bench', ...process.argv.slice(2)].join(' '),
+    startedAt,
+    durationSec: Math.round((Date.now() - started) / 1000),
+    loadAverage: { start: loadStart, end: currentLoad() },
+    result,
+    targets: judgeModesTargets(result),
+  };
+  log(`part 4 took ${(report.durationSec / 60).toFixed(1)} min`);
+  process.stdout.write(`\n${modesMarkdown(report)}\n\n`);
+  if (o.writeDocs) {
+    writeModesDocs(ROOT, report);
+    log('wrote docs/benchmarks/modes.json and the bench:modes block of docs/benchmarks.md');
+  } else {
+    const out = join(tmpdir(), 'state-relay-bench-modes.json');
     writeFileSync(out, JSON.stringify(report, null, 1));
     log(`--no-docs: wrote ${out}`);
   }

@@ -2,7 +2,7 @@ import { interceptClientCreation, type Producer } from '../lib';
 
 /** One committed transaction of a task producer: when it ended and where its time went (ms). */
 export interface TransactionTiming {
-  /** The task, from the transactional id `<app>-<task>` (-1 if the id has another form). */
+  /** The task, from the transactional id `<app>-<task>` (-1 if the id has another form, e.g. v2's instance producer). */
   task: number;
   /** Per-task number of this transaction among every transaction() begun for the task (fences included). */
   seq: number;
@@ -52,7 +52,10 @@ export function instrumentTransactions(observer: TransactionObserver, retryFromM
   const begun = new Map<number, number>();
   interceptClientCreation('producer', (config, create) => {
     if (!config?.transactionalId) return create(config);
-    const task = Number(/-(\d+)$/.exec(config.transactionalId)?.[1] ?? -1);
+    // `<app>-<task>` (v1); the instance's `<app>-instance-<id>` (v2) carries every task: -1.
+    const task = config.transactionalId.includes('-instance-')
+      ? -1
+      : Number(/-(\d+)$/.exec(config.transactionalId)?.[1] ?? -1);
     const producer = create(
       retryFromMs === undefined ? config : { ...config, retry: { ...config.retry, initialRetryTime: retryFromMs } },
     );
