@@ -13,6 +13,7 @@ export const KafkaRuntimeErrorCodes = {
   KAFKAJS_SHAPE_CHANGED: 'KAFKAJS_SHAPE_CHANGED',
   KAFKAJS_NOT_PATCHED: 'KAFKAJS_NOT_PATCHED',
   BROKER_TOO_OLD: 'BROKER_TOO_OLD',
+  CHANGELOG_NOT_SETTLED: 'CHANGELOG_NOT_SETTLED',
 } as const;
 export type KafkaRuntimeErrorCode = (typeof KafkaRuntimeErrorCodes)[keyof typeof KafkaRuntimeErrorCodes];
 

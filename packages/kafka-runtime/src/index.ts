@@ -11,6 +11,8 @@ export {
 } from './topics';
 export type { TopicRequirement } from './topics';
 export { restoreChangelog } from './restorer';
+export { settledEnds } from './settled-ends';
+export type { SettledEndsOptions } from './settled-ends';
 export type { RestoreRequest, RestoreRecord, RestoreSummary } from './restorer';
 export {
   initTaskProducer,

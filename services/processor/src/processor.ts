@@ -8,7 +8,7 @@ import {
   ReplaceableAdmin,
   supportsEosV2,
 } from '@state-relay/kafka-runtime';
-import { createKafkaClient } from '@state-relay/service-kit';
+import { checkKafkaConnection, createKafkaClient } from '@state-relay/service-kit';
 import type { Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { ProcessorConfig } from './config';
@@ -18,7 +18,7 @@ import { instanceIdFor } from './kafka/instance-id';
 import { provisionTopics } from './kafka/topics';
 import { InstanceCommitter } from './tasks/instance-commit';
 import type { ProcessorMetrics } from './metrics';
-import { instancePorts, kafkaPorts } from './tasks/kafka-ports';
+import { instancePorts, kafkaPorts, settleOnBroker } from './tasks/kafka-ports';
 import { TaskLifecycle } from './tasks/lifecycle';
 import { refreshStoreMetrics } from './tasks/store-metrics';
 
@@ -84,6 +84,7 @@ export class Processor {
   /** Creates missing topics, refuses non-co-partitioned inputs, joins the group. */
   async start(): Promise<void> {
     const { config, logger, metrics, extension } = this.deps;
+    await checkKafkaConnection(this.kafka, config.kafkaConnection); // refused credentials or certificate: stop now
     const provisioning = this.kafka.admin();
     await provisioning.connect();
     const { deleteRetentionMs } = await provisionTopics(provisioning, config, logger).finally(() =>
@@ -159,7 +160,17 @@ export class Processor {
       ...(this.deps.openStore ? { openStore: this.deps.openStore } : {}),
     });
     const lifecycle = new TaskLifecycle({
-      ports: committer ? instancePorts(ports, committer) : ports,
+      ports: committer
+        ? instancePorts(
+            ports,
+            committer,
+            settleOnBroker({
+              kafka: this.kafka,
+              changelogTopic: config.changelogTopic,
+              transactionTimeoutMs: config.transactionTimeoutMs,
+            }),
+          )
+        : ports,
       deleteRetentionMs,
       inputTopics,
       task: {

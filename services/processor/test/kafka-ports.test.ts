@@ -106,6 +106,7 @@ describe('exactly-once v2 ports', () => {
         },
       },
       { ready: async () => void steps.push('producer ready') },
+      async () => new Map(),
     );
     const entering = ports.initProducer(3);
     await new Promise((resolve) => setImmediate(resolve));
@@ -113,5 +114,42 @@ describe('exactly-once v2 ports', () => {
     release();
     await expect(entering).resolves.toBeUndefined();
     expect(steps).toEqual(['producer ready', 'offsets of 3', 'stable']);
+  });
+
+  it("read the entering tasks' changelog ends once settled, the others as they are", async () => {
+    const asked: Array<{ tasks: readonly number[]; ends: ReadonlyMap<number, bigint> }> = [];
+    const ports = instancePorts(
+      {
+        ...portsWith({}),
+        changelogEnds: async () =>
+          new Map([
+            [0, 10n],
+            [1, 20n],
+            [2, 30n],
+          ]),
+      },
+      { ready: async () => undefined },
+      async (tasks, ends) => {
+        asked.push({ tasks, ends });
+        return new Map([[1, 25n]]); // an earlier owner's markers landed meanwhile
+      },
+    );
+    await expect(ports.changelogEnds([1])).resolves.toEqual(
+      new Map([
+        [0, 10n],
+        [1, 25n],
+        [2, 30n],
+      ]),
+    );
+    expect(asked).toEqual([
+      {
+        tasks: [1],
+        ends: new Map([
+          [0, 10n],
+          [1, 20n],
+          [2, 30n],
+        ]),
+      },
+    ]);
   });
 });

@@ -23,8 +23,11 @@ export interface LifecyclePorts {
   initProducer(task: number): Promise<Producer | undefined>;
   openStore(task: number): TaskStore;
   removeStore(task: number): void;
-  /** End offset of every changelog partition. */
-  changelogEnds(): Promise<Map<number, bigint>>;
+  /**
+   * End offset of every changelog partition; for `tasks` (the ones entering) the end once every
+   * transaction that had written to their partitions has ended (exactly-once v2, see settledEnds).
+   */
+  changelogEnds(tasks?: readonly number[]): Promise<Map<number, bigint>>;
   restore(request: {
     from: Map<number, bigint | null>;
     ends: Map<number, bigint>;
@@ -300,9 +303,12 @@ export class TaskLifecycle implements CommitSource {
     };
 
     // 1. Fence: every earlier producer of each task's id is fenced and its transaction completed.
+    // First this incarnation's own commit still in flight settles (exactly-once v2: it shares the
+    // instance producer, so no fence ends it): committed or not, it is over before anything is read.
     await Promise.all(
       live().map(async ({ task }) => {
         await this.closing.get(task.id);
+        await task.settled();
         try {
           const producer = await ports.initProducer(task.id);
           if (!producer) return;
@@ -318,7 +324,7 @@ export class TaskLifecycle implements CommitSource {
     // 2. The changelog end, read only now that no earlier owner can still add to it.
     let ends: Map<number, bigint>;
     try {
-      ends = await ports.changelogEnds();
+      ends = await ports.changelogEnds(live().map(({ task }) => task.id));
     } catch (err) {
       return failAll(err, 'restore', 'reading the changelog end failed');
     }

@@ -300,6 +300,11 @@ export class Task implements TaskContext {
     if (kind === 'store') this.closeStore();
   }
 
+  /** Resolves once the commit in flight (if any) has settled, either way; it has its own deadline (COMMIT_DEADLINE_MS). */
+  async settled(): Promise<void> {
+    await this.inFlight?.catch(() => undefined);
+  }
+
   /** Waits for the transaction in flight, then commits what the open unit holds (graceful stop). */
   async flush(): Promise<void> {
     await this.inFlight;
