@@ -63,17 +63,26 @@ describe('topic provisioning against a real broker', () => {
     expect(names(d).filter((t) => existing.has(t))).toEqual([d.eventsTopic]);
   });
 
-  it('with TOPICS_CREATE=false refuses a changelog that is not compacted, and accepts topics made as required', async () => {
+  it('with TOPICS_CREATE=false names every problem of the existing topics in one error, and accepts topics made as required', async () => {
     const d = newDeployment(testBrokers(), 2);
     await createTopics(admin, [
       { topic: d.eventsTopic, partitions: 2 },
-      { topic: d.commandsTopic, partitions: 2 },
-      { topic: d.changelogTopic, partitions: 2 },
-      { topic: d.resultsTopic, partitions: 2 },
+      { topic: d.commandsTopic, partitions: 3 },
+      { topic: d.changelogTopic, partitions: 1 },
+      { topic: d.resultsTopic, partitions: 2, configs: { 'max.message.bytes': '500000' } },
       { topic: d.deadLetterTopic, partitions: 1 },
     ]);
-    await expect(provisionTopics(admin, configFor(d, { TOPICS_CREATE: 'false' }), silent)).rejects.toThrow(
-      `changelog ${d.changelogTopic} must be compacted (cleanup.policy=compact), but its cleanup.policy is delete`,
+    const err = await provisionTopics(admin, configFor(d, { TOPICS_CREATE: 'false' }), silent).catch((e: Error) => e);
+    expect(err).toMatchObject({ code: 'TOPICS_NOT_AS_REQUIRED' });
+    expect((err as Error).message).toBe(
+      'TOPICS_CREATE=false and the topics are not as the processor needs them: ' +
+        [
+          `changelog ${d.changelogTopic} must be compacted (cleanup.policy=compact), but its cleanup.policy is delete`,
+          `inputs ${d.eventsTopic} (2 partitions) and ${d.commandsTopic} (3) must have as many partitions`,
+          `changelog ${d.changelogTopic} must have as many partitions as ${d.eventsTopic} (2), but has 1`,
+          `${d.resultsTopic} has max.message.bytes=500000, below the 1048588 the processor may produce to it`,
+          `${d.deadLetterTopic} has max.message.bytes=1048588, below the 8388608 the processor may produce to it`,
+        ].join('; '),
     );
     const ok = newDeployment(testBrokers(), 2);
     await createTopics(admin, [
@@ -81,10 +90,18 @@ describe('topic provisioning against a real broker', () => {
       { topic: ok.commandsTopic, partitions: 2 },
       { topic: ok.changelogTopic, partitions: 2, compacted: true },
       { topic: ok.resultsTopic, partitions: 2 },
-      { topic: ok.deadLetterTopic, partitions: 1 },
+      { topic: ok.deadLetterTopic, partitions: 1, configs: { 'max.message.bytes': '8388608' } },
     ]);
     await expect(provisionTopics(admin, configFor(ok, { TOPICS_CREATE: 'false' }), silent)).resolves.toMatchObject({
       deleteRetentionMs: expect.any(Number),
     });
+  });
+
+  it('creating the topics (the default), an existing changelog that is not compacted is refused by itself', async () => {
+    const d = newDeployment(testBrokers(), 2);
+    await createTopics(admin, [{ topic: d.changelogTopic, partitions: 2 }]);
+    await expect(provisionTopics(admin, configFor(d), silent)).rejects.toThrow(
+      `changelog ${d.changelogTopic} must be compacted (cleanup.policy=compact), but its cleanup.policy is delete`,
+    );
   });
 });
