@@ -41,7 +41,16 @@ export {
   type ServiceAppOptions,
   type ServiceHttpOptions,
 } from './http/service-app';
-export { createKafkaClient, KAFKA_RETRY, kafkaLogCreator, type KafkaClientOptions } from './kafka';
+export {
+  checkKafkaConnection,
+  connectionRefusal,
+  createKafkaClient,
+  KAFKA_CONNECTION_REFUSED,
+  KAFKA_RETRY,
+  KafkaConnectionRefusedError,
+  kafkaLogCreator,
+  type KafkaClientOptions,
+} from './kafka';
 export { createServiceLogger, REDACTED_PATHS, type ServiceLoggerOptions } from './logger';
 export { createServiceRegistry, metricFactory, type MetricFactory } from './metrics';
 export { FORCE_EXIT_MS, runService, type ServiceDefinition, type ServiceLifecycle } from './run-service';

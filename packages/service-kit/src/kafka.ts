@@ -2,6 +2,7 @@ import { assertSupportedKafkajs } from '@state-relay/kafka-runtime';
 import { Kafka, logLevel as kafkaLogLevel, type LogEntry, type RetryOptions } from 'kafkajs';
 import type { Logger } from 'pino';
 import { kafkajsSecurity, type KafkaConnection } from './config/kafka-connection';
+import { ServiceError } from './errors';
 
 /**
  * The services' client retry: about a minute of back-off (200 ms doubling to 10 s, 10 times)
@@ -47,4 +48,89 @@ export function createKafkaClient({ clientId, brokers, connection, logger }: Kaf
     logCreator: kafkaLogCreator(logger.child({ component: 'kafkajs' })),
     retry: KAFKA_RETRY,
   });
+}
+
+export const KAFKA_CONNECTION_REFUSED = 'KAFKA_CONNECTION_REFUSED' as const;
+
+/** The brokers refused the credentials, or their certificate was not trusted: no retry helps. */
+export class KafkaConnectionRefusedError extends ServiceError<typeof KAFKA_CONNECTION_REFUSED> {
+  static readonly code = KAFKA_CONNECTION_REFUSED;
+  override readonly name = 'KafkaConnectionRefusedError';
+}
+
+/** Node's codes for a peer certificate TLS would not accept (tls.TLSSocket's verify errors). */
+const UNTRUSTED_CERTIFICATE = new Set([
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+/** The error and everything it wraps (kafkajs's retrier keeps the first failure as `cause`). */
+function* causes(err: unknown): Generator<{ name?: unknown; code?: unknown; message?: unknown }> {
+  const seen = new Set<unknown>();
+  let at: unknown = err;
+  while (typeof at === 'object' && at !== null && !seen.has(at)) {
+    seen.add(at);
+    yield at as { name?: unknown; code?: unknown; message?: unknown };
+    const next = at as { cause?: unknown; originalError?: unknown };
+    at = next.cause ?? next.originalError;
+  }
+}
+
+/**
+ * A failure to reach Kafka that only the configuration can fix, as an error naming the settings
+ * (never a secret): the SASL credentials refused, or the broker's certificate not trusted.
+ * undefined for anything else (a broker down, a timeout): those are retried as usual.
+ */
+export function connectionRefusal(
+  err: unknown,
+  connection: Pick<KafkaConnection, 'caFile' | 'sasl'> | undefined,
+): KafkaConnectionRefusedError | undefined {
+  const caFile = connection?.caFile;
+  for (const e of causes(err)) {
+    if (e.name === 'KafkaJSSASLAuthenticationError') {
+      const sasl = connection?.sasl;
+      return new KafkaConnectionRefusedError(
+        KAFKA_CONNECTION_REFUSED,
+        `Kafka refused the SASL credentials of KAFKA_SASL_USERNAME=${sasl?.username ?? '(unset)'} with ` +
+          `KAFKA_SASL_MECHANISM=${sasl?.mechanism ?? '(unset)'}: check KAFKA_SASL_PASSWORD (or the file KAFKA_SASL_PASSWORD_FILE ` +
+          'names) and that the user exists on the brokers for that mechanism',
+      );
+    }
+    if (typeof e.code === 'string' && UNTRUSTED_CERTIFICATE.has(e.code)) {
+      return new KafkaConnectionRefusedError(
+        KAFKA_CONNECTION_REFUSED,
+        `the broker's TLS certificate was not accepted (${e.code}): check KAFKA_SSL_CA_FILE ` +
+          `(${caFile ? `now ${caFile}` : 'unset: only the system CAs are trusted'}) and that the certificate names the ` +
+          'host in KAFKA_BROKERS; KAFKA_SSL_VERIFY=false skips the check (never in production)',
+      );
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Connects once, without retries, before a service starts: credentials the brokers refuse and a
+ * certificate TLS does not trust stop the start at once with an error naming the setting
+ * (connectionRefusal), instead of a minute of retries ending in kafkajs's own message. Any other
+ * failure is left to the start's own retrying calls.
+ */
+export async function checkKafkaConnection(kafka: Kafka, connection: KafkaConnection | undefined): Promise<void> {
+  if (!connection || connection.protocol === 'PLAINTEXT') return;
+  const admin = kafka.admin({ retry: { retries: 0 } });
+  try {
+    await admin.connect();
+  } catch (err) {
+    const refusal = connectionRefusal(err, connection);
+    if (refusal) throw refusal;
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
 }

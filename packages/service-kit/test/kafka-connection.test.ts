@@ -5,6 +5,8 @@ import { Type } from '@sinclair/typebox';
 import { ConfigError } from '../src/errors';
 import { kafkaConnectionFrom, kafkajsSecurity, KAFKA_CONNECTION_ENV } from '../src/config/kafka-connection';
 import { loadEnv } from '../src/config/load-env';
+import { connectionRefusal, KafkaConnectionRefusedError } from '../src/kafka';
+import { KafkaJSConnectionError, KafkaJSNonRetriableError, KafkaJSSASLAuthenticationError } from 'kafkajs';
 
 // The connection variables as a service reads them: every problem names its variable, no problem
 // and no JSON of the connection quotes a secret, files are read as named.
@@ -146,5 +148,42 @@ describe('Kafka connection settings', () => {
     ).toEqual([
       'KAFKA_SASL_PASSWORD (or KAFKA_SASL_PASSWORD_FILE) is required with KAFKA_SECURITY_PROTOCOL=SASL_PLAINTEXT',
     ]);
+  });
+});
+
+describe('connectionRefusal: the failures only the configuration can fix', () => {
+  const sasl = { mechanism: 'SCRAM-SHA-512' as const, username: 'relay', password: SECRET };
+
+  it('names the SASL settings, never the password, through kafkajs wrapping the refusal', () => {
+    const refused = new KafkaJSSASLAuthenticationError('SASL SCRAM SHA512 authentication failed: bad credentials');
+    const wrapped = new KafkaJSNonRetriableError(refused, { cause: refused });
+    const err = connectionRefusal(wrapped, { sasl });
+    expect(err).toBeInstanceOf(KafkaConnectionRefusedError);
+    expect(err?.code).toBe('KAFKA_CONNECTION_REFUSED');
+    expect(err?.message).toBe(
+      'Kafka refused the SASL credentials of KAFKA_SASL_USERNAME=relay with KAFKA_SASL_MECHANISM=SCRAM-SHA-512: ' +
+        'check KAFKA_SASL_PASSWORD (or the file KAFKA_SASL_PASSWORD_FILE names) and that the user exists on the brokers for that mechanism',
+    );
+    expect(err?.message).not.toContain(SECRET);
+  });
+
+  it.each(['SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'ERR_TLS_CERT_ALTNAME_INVALID'])(
+    'names KAFKA_SSL_CA_FILE for a certificate TLS refused (%s)',
+    (code) => {
+      const tls = new KafkaJSConnectionError(`Connection error: ${code}`, { broker: '127.0.0.1:9093', code });
+      expect(connectionRefusal(tls, { caFile: '/run/secrets/ca.pem' })?.message).toBe(
+        `the broker's TLS certificate was not accepted (${code}): check KAFKA_SSL_CA_FILE (now /run/secrets/ca.pem) ` +
+          'and that the certificate names the host in KAFKA_BROKERS; KAFKA_SSL_VERIFY=false skips the check (never in production)',
+      );
+    },
+  );
+
+  it('leaves a broker that is down or slow to the retries', () => {
+    const down = new KafkaJSConnectionError('Connection error: connect ECONNREFUSED 127.0.0.1:9093', {
+      code: 'ECONNREFUSED',
+    });
+    expect(connectionRefusal(down, { sasl })).toBeUndefined();
+    expect(connectionRefusal(new KafkaJSConnectionError('Connection timeout'), { sasl })).toBeUndefined();
+    expect(connectionRefusal(undefined, undefined)).toBeUndefined();
   });
 });

@@ -5,7 +5,7 @@ import { startSecureKafka, uniqueName, type SecureKafka } from '@state-relay/tes
 import pino from 'pino';
 import { kafkaConnectionFrom, KAFKA_CONNECTION_ENV } from '../src/config/kafka-connection';
 import { loadEnv } from '../src/config/load-env';
-import { createKafkaClient } from '../src/kafka';
+import { checkKafkaConnection, createKafkaClient, KafkaConnectionRefusedError } from '../src/kafka';
 
 // The connection variables against a real SASL_SSL listener (certificates and users made by the
 // test): each SASL mechanism with the CA from a file and the password from a _FILE variable; a
@@ -26,12 +26,27 @@ describe('Kafka connection security against a SASL_SSL broker', () => {
     await kafka?.stop();
   });
 
-  const clientFor = (env: Record<string, string>) => {
+  const connectionFor = (env: Record<string, string>) => {
     let connection: ReturnType<typeof kafkaConnectionFrom> | undefined;
     loadEnv(SCHEMA, env, (v, problems) => {
       connection = kafkaConnectionFrom(v, problems);
     });
-    return createKafkaClient({ clientId: uniqueName('secure'), brokers: kafka.brokers, connection, logger: silent });
+    return connection;
+  };
+  const clientFor = (env: Record<string, string>) =>
+    createKafkaClient({
+      clientId: uniqueName('secure'),
+      brokers: kafka.brokers,
+      connection: connectionFor(env),
+      logger: silent,
+    });
+  /** What a service's start check says with these variables: undefined when it lets the start go on. */
+  const startCheck = async (env: Record<string, string>) => {
+    const err = await checkKafkaConnection(clientFor(env), connectionFor(env)).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    return { err };
   };
   const roundTrip = async (env: Record<string, string>) => {
     const client = clientFor(env);
@@ -76,5 +91,33 @@ describe('Kafka connection security against a SASL_SSL broker', () => {
     delete (env as Record<string, string>).KAFKA_SSL_CA_FILE;
     await expect(roundTrip(env)).rejects.toThrow(/certificate|self.signed|unable to verify/i);
     expect(await roundTrip({ ...env, KAFKA_SSL_VERIFY: 'false' })).toBe('1');
+  });
+
+  it('the start check stops at once on a wrong password, naming the settings and not the secret', async () => {
+    const wrong = 'not-the-password-at-all';
+    const env = { ...sasl('SCRAM-SHA-512'), KAFKA_SASL_PASSWORD: wrong };
+    delete (env as Record<string, string>).KAFKA_SASL_PASSWORD_FILE;
+    const { err } = await startCheck(env);
+    expect(err).toBeInstanceOf(KafkaConnectionRefusedError);
+    expect(err).toMatchObject({ code: 'KAFKA_CONNECTION_REFUSED' });
+    const message = (err as Error).message;
+    expect(message).toMatch(
+      /^Kafka refused the SASL credentials of KAFKA_SASL_USERNAME=relay with KAFKA_SASL_MECHANISM=SCRAM-SHA-512: check KAFKA_SASL_PASSWORD/,
+    );
+    expect(message).not.toContain(wrong);
+  });
+
+  it('the start check stops at once on a certificate no trusted CA signed, naming KAFKA_SSL_CA_FILE', async () => {
+    const env = { ...sasl('PLAIN') };
+    delete (env as Record<string, string>).KAFKA_SSL_CA_FILE;
+    const { err } = await startCheck(env);
+    expect(err).toBeInstanceOf(KafkaConnectionRefusedError);
+    expect((err as Error).message).toMatch(
+      /^the broker's TLS certificate was not accepted \((SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)\): check KAFKA_SSL_CA_FILE \(unset: only the system CAs are trusted\)/,
+    );
+  });
+
+  it('the start check lets a good connection through', async () => {
+    expect((await startCheck(sasl('SCRAM-SHA-256'))).err).toBeUndefined();
   });
 });

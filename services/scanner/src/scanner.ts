@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { accountsDomain } from '@state-relay/accounts';
 import { ReplaceableAdmin } from '@state-relay/kafka-runtime';
-import { createKafkaClient } from '@state-relay/service-kit';
+import { checkKafkaConnection, createKafkaClient } from '@state-relay/service-kit';
 import { ReplicaStore, SqliteFile, type Schema } from '@state-relay/store';
 import type { Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
@@ -178,6 +178,7 @@ export class Scanner {
     const { config, logger } = this.deps;
     this.started = true;
     this.retention.start(); // scans.sqlite only: it needs no broker
+    await checkKafkaConnection(this.kafka, config.kafkaConnection); // refused credentials or certificate: stop now
     await this.admin.connect();
     await waitForTopics(
       this.admin,

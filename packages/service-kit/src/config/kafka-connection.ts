@@ -48,6 +48,8 @@ export type KafkaConnectionEnv = Partial<Static<ReturnType<typeof Type.Object<ty
 /** What createKafkaClient gives kafkajs; its JSON (a log line, an error) names no secret. */
 export interface KafkaConnection {
   protocol: SecurityProtocol;
+  /** KAFKA_SSL_CA_FILE as given (a path, named in errors); undefined: the system CAs. */
+  caFile?: string;
   ssl?: { ca?: Buffer; cert?: Buffer; key?: Buffer; passphrase?: string; rejectUnauthorized: boolean };
   sasl?: { mechanism: SaslMechanism; username: string; password: string };
   toJSON(): object;
@@ -114,6 +116,7 @@ export function kafkaConnectionFrom(
 
   const connection: KafkaConnection = {
     protocol,
+    ...(tls && v.KAFKA_SSL_CA_FILE !== undefined && { caFile: v.KAFKA_SSL_CA_FILE }),
     toJSON() {
       return {
         protocol: this.protocol,
