@@ -24,6 +24,8 @@ interface Harness {
   dir: string;
   ownership: { value: TaskOwnership };
   commitError: { value: unknown };
+  /** While set, every commit waits for it (a transaction whose EndTxn is slow to come back). */
+  commitGate: { value?: Promise<void> };
   restoreFrom: Array<Map<number, bigint | null>>;
   ends: Map<number, bigint>;
   /** Per sendBatch: changelog records; per sendOffsets: the events offset committed. */
@@ -43,7 +45,7 @@ type RestorePort = LifecyclePorts['restore'];
 
 function fakeProducer(
   task: number,
-  h: Pick<Harness, 'calls' | 'commitError' | 'sent' | 'offsets' | 'headers'>,
+  h: Pick<Harness, 'calls' | 'commitError' | 'commitGate' | 'sent' | 'offsets' | 'headers'>,
 ): Producer {
   return {
     transaction: async () => ({
@@ -59,6 +61,7 @@ function fakeProducer(
         h.offsets.push(Number(topics.find((t) => t.topic === EVENTS)?.partitions[0]?.offset));
       },
       commit: async () => {
+        await h.commitGate.value;
         if (h.commitError.value) throw h.commitError.value;
         h.calls.push(`commit ${task}`);
       },
@@ -79,6 +82,7 @@ function harness(): Harness {
     dir,
     ownership: { value: 'owner' as TaskOwnership },
     commitError: { value: undefined as unknown },
+    commitGate: {} as Harness['commitGate'],
     restoreFrom: [] as Array<Map<number, bigint | null>>,
     sent: [] as number[],
     offsets: [] as number[],
@@ -574,5 +578,28 @@ describe('task lifecycle', () => {
     expect(h.lifecycle.stateOf(0)).toBe('RUNNING');
     expect(h.calls.filter((c) => c === 'init-producer 0')).toHaveLength(1);
     expect(await failuresOf(h, 'fenced')).toBe(0);
+  });
+
+  it('a task entering again waits for its own commit in flight to settle before it reads anything from Kafka', async () => {
+    h.lifecycle.onAssignment('member-a', [0], 1);
+    await until(() => h.lifecycle.stateOf(0) === 'RUNNING', 'task 0 to run');
+    let release!: () => void;
+    h.commitGate.value = new Promise<void>((resolve) => (release = resolve));
+    const task = h.lifecycle.runningTask(0)!;
+    await task.foldBatch({ topic: EVENTS, partition: 0, messages: [signUp(7, 'k1')], lastOffset: '7' });
+    await until(() => h.calls.includes('offsets 0'), 'the commit to be in flight');
+    h.calls.length = 0;
+    h.lifecycle.onAssignment('member-b', [0], 2); // rejoined as a new member: fenced, entered again
+    await new Promise((r) => setTimeout(r, 50));
+    expect(h.lifecycle.stateOf(0)).toBe('RESTORING');
+    try {
+      // No producer, no offsets, no changelog end yet: the commit has not answered.
+      expect(h.calls.filter((c) => !c.startsWith('pause') && !c.startsWith('disconnect'))).toEqual([]);
+    } finally {
+      release();
+    }
+    await until(() => h.lifecycle.stateOf(0) === 'RUNNING', 'task 0 to run again');
+    expect(h.calls.indexOf('commit 0')).toBeLessThan(h.calls.indexOf('init-producer 0'));
+    expect(h.calls.indexOf('init-producer 0')).toBeLessThan(h.calls.indexOf('changelog-end'));
   });
 });
