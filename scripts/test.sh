@@ -23,6 +23,14 @@ if [ "$what" != unit ]; then
   pnpm exec eslint . || { echo "[test] lint failed"; checks_failed=$((checks_failed + 1)); }
   echo "[test] dependency rules (dependency-cruiser)"
   pnpm run -s lint:deps || { echo "[test] dependency rules failed (.dependency-cruiser.cjs says why)"; checks_failed=$((checks_failed + 1)); }
+  # Both compose files resolve (anchors, merges, interpolation) with the variables their scripts set.
+  echo "[test] compose files (docker-compose config)"
+  bash scripts/container-runtime.sh >/dev/null
+  compose_ok=true
+  STATE_RELAY_API_TOKEN=compose-check-token-0123456789 docker-compose -f docker-compose.yml config -q || compose_ok=false
+  STATE_RELAY_API_TOKEN=compose-check-token-0123456789 KAFKA_ADMIN_PASSWORD=x KAFKA_KEYSTORE_PASSWORD=y \
+    docker-compose -f docker-compose.secure.yml config -q || compose_ok=false
+  $compose_ok || { echo "[test] a compose file does not resolve"; checks_failed=$((checks_failed + 1)); }
 fi
 
 results="$root/.state-relay/jest-results.json"
