@@ -13,8 +13,8 @@ source "$state/runtime.env"
 cache="$state/cache"
 mkdir -p "$cache"
 
-# The Kafka version of the broker image; any 3.9.x or 4.x (KAFKA_VERSION=4.4.0 bash ...).
-KAFKA_VERSION=${KAFKA_VERSION:-3.9.1}
+# The Kafka version of the broker image; any 3.9.x or 4.x (KAFKA_VERSION=3.9.1 bash ...).
+KAFKA_VERSION=${KAFKA_VERSION:-4.4.0}
 # Where the locally built broker image is tagged (<repo>:<version>).
 KAFKA_LOCAL_REPO=${KAFKA_LOCAL_REPO:-localhost/state-relay/kafka}
 NODE_VERSION=22.23.5
