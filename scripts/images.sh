@@ -13,7 +13,10 @@ source "$state/runtime.env"
 cache="$state/cache"
 mkdir -p "$cache"
 
-KAFKA_VERSION=3.9.1
+# The Kafka version of the broker image; any 3.9.x or 4.x (KAFKA_VERSION=3.9.1 bash ...).
+KAFKA_VERSION=${KAFKA_VERSION:-4.4.0}
+# Where the locally built broker image is tagged (<repo>:<version>).
+KAFKA_LOCAL_REPO=${KAFKA_LOCAL_REPO:-localhost/state-relay/kafka}
 NODE_VERSION=22.23.5
 PNPM_VERSION=$(node -p "require('$root/package.json').packageManager.split('@')[1]")
 
@@ -39,12 +42,17 @@ debian_base() {
 }
 
 build_kafka() {
-  local image=localhost/state-relay/kafka:$KAFKA_VERSION
+  local image=$KAFKA_LOCAL_REPO:$KAFKA_VERSION line=${KAFKA_VERSION%%.*}
   have "$image" && { echo "$image"; return 0; }
+  case $line in
+    3 | 4) ;;
+    *) say "KAFKA_VERSION=$KAFKA_VERSION: only Kafka 3.x and 4.x images can be built here" >&2; return 1 ;;
+  esac
   debian_base localhost/state-relay/debian-java17:bookworm openjdk-17-jre-headless,bash >&2
-  say "building $image (Apache Kafka $KAFKA_VERSION jars from Maven Central)" >&2
+  say "building $image (Apache Kafka $KAFKA_VERSION jars from Maven Central, profile kafka$line)" >&2
   rm -rf "$root/images/kafka/libs"
-  mvn -q -B -f "$root/images/kafka/pom.xml" -Dkafka.version=$KAFKA_VERSION \
+  # The profile brings the logging jars of the line: reload4j for 3.x, log4j2 for 4.x.
+  mvn -q -B -f "$root/images/kafka/pom.xml" -P "kafka$line" -Dkafka.version="$KAFKA_VERSION" \
     dependency:copy-dependencies -DoutputDirectory="$root/images/kafka/libs" -DincludeScope=runtime >&2
   docker build -q -t "$image" "$root/images/kafka" >/dev/null
   echo "$image"

@@ -36,7 +36,13 @@ fi
 grep -q '^log.dirs=' "$props" || echo "log.dirs=/var/lib/kafka/data" >>"$props"
 
 cp="$KAFKA_HOME/libs/*"
-export KAFKA_LOG4J_OPTS=${KAFKA_LOG4J_OPTS:-"-Dlog4j.configuration=file:$KAFKA_HOME/config/log4j.properties"}
+# Kafka 4.x logs through log4j2 (its core jar is in libs), 3.x through log4j 1 / reload4j.
+if compgen -G "$KAFKA_HOME/libs/log4j-core-*.jar" >/dev/null; then
+  log4j_opts="-Dlog4j2.configurationFile=$KAFKA_HOME/config/log4j2.xml"
+else
+  log4j_opts="-Dlog4j.configuration=file:$KAFKA_HOME/config/log4j.properties"
+fi
+export KAFKA_LOG4J_OPTS=${KAFKA_LOG4J_OPTS:-$log4j_opts}
 jvm=(${KAFKA_HEAP_OPTS:--Xms256m -Xmx1g} -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true $KAFKA_LOG4J_OPTS ${KAFKA_OPTS:-})
 
 cluster=${CLUSTER_ID:-5L6g3nShT-eMCtK--X86sw}

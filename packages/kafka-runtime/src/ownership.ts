@@ -19,7 +19,7 @@ export async function taskOwnership(
 ): Promise<TaskOwnership> {
   const { groups } = await admin.describeGroups([groupId]);
   const group = groups.find((g) => g.groupId === groupId);
-  if (!group || group.state !== 'Stable') return group?.state === 'Empty' ? 'not-owner' : 'rebalancing';
+  if (!group || group.state !== 'Stable') return group && settledEmpty(group.state) ? 'not-owner' : 'rebalancing';
   const member = group.members.find((m) => m.memberId === memberId);
   if (!member) return 'not-owner';
   const decoded = AssignerProtocol.MemberAssignment.decode(member.memberAssignment);
@@ -27,8 +27,19 @@ export async function taskOwnership(
 }
 
 /**
+ * A group with no members that is not rebalancing: Empty, or Dead, the state DescribeGroups
+ * gives a group the coordinator does not have. Kafka 4's group coordinator (KIP-848's, the
+ * default there) deletes a classic group once its last member has left (seen on 4.4.0 with no
+ * offsets committed), where 3.x keeps it Empty until offsets.retention.minutes.
+ */
+function settledEmpty(state: string): boolean {
+  return state === 'Empty' || state === 'Dead';
+}
+
+/**
  * Whether the coordinator counts `memberId` as a member of `groupId` now: 'absent' only from a
- * settled group (Stable, or Empty once every member was evicted), 'unknown' while it rebalances.
+ * settled group (Stable, or Empty / Dead once every member was evicted), 'unknown' while it
+ * rebalances.
  */
 export async function groupMembership(
   admin: Pick<Admin, 'describeGroups'>,
@@ -37,7 +48,7 @@ export async function groupMembership(
 ): Promise<'member' | 'absent' | 'unknown'> {
   const { groups } = await admin.describeGroups([groupId]);
   const group = groups.find((g) => g.groupId === groupId);
-  if (!group || (group.state !== 'Stable' && group.state !== 'Empty')) return 'unknown';
+  if (!group || (group.state !== 'Stable' && !settledEmpty(group.state))) return 'unknown';
   return group.members.some((m) => m.memberId === memberId) ? 'member' : 'absent';
 }
 

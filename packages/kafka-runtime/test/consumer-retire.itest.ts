@@ -27,7 +27,10 @@ describe('retiring a kafkajs consumer (real broker)', () => {
     await admin.connect();
     try {
       const { groups } = await admin.describeGroups([groupId]);
-      return { state: groups[0]!.state, members: groups[0]!.members.length };
+      // Kafka 4's coordinator deletes a classic group whose last member left before any offset
+      // was committed (Dead, as an unknown group reads); 3.x keeps it Empty.
+      const state = groups[0]!.state === 'Dead' ? 'Empty' : groups[0]!.state;
+      return { state, members: groups[0]!.members.length };
     } finally {
       await admin.disconnect();
     }

@@ -19,6 +19,7 @@ export interface SecureKafka extends StartedKafka {
 
 const KEYSTORE = '/etc/kafka/secrets/broker.p12';
 const SCRAM = ['SCRAM-SHA-256', 'SCRAM-SHA-512'] as const;
+const CONFIGS = '/opt/kafka/bin/kafka-configs.sh';
 
 function openssl(dir: string, args: string[]): void {
   execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -127,12 +128,16 @@ export async function startSecureKafka(
   });
   // SCRAM credentials live in the cluster metadata: set them through the plain-text listener.
   // One mechanism per request: the broker refuses two changes of one user's credentials in one.
+  // kafka-configs.sh is in the official images and in ours; ConfigCommand's class moved in Kafka
+  // 4.0 (kafka.admin -> org.apache.kafka.tools), and a local 3.9 image built before the script
+  // was added has only the old class.
   for (const [name, password] of Object.entries(users)) {
     for (const mechanism of SCRAM) {
+      const args = `--bootstrap-server localhost:29092 --alter --add-config '${mechanism}=[iterations=4096,password=${password}]' --entity-type users --entity-name ${name}`;
       const result = await started.container.exec([
         'sh',
         '-c',
-        `java -cp '/opt/kafka/libs/*' kafka.admin.ConfigCommand --bootstrap-server localhost:29092 --alter --add-config '${mechanism}=[iterations=4096,password=${password}]' --entity-type users --entity-name ${name}`,
+        `if [ -x ${CONFIGS} ]; then ${CONFIGS} ${args}; else java -cp '/opt/kafka/libs/*' kafka.admin.ConfigCommand ${args}; fi`,
       ]);
       if (result.exitCode !== 0) throw new Error(`creating the ${mechanism} user ${name} failed: ${result.output}`);
     }
