@@ -47,6 +47,8 @@ export interface ScannerConfig {
   maxActiveScans: number;
   /** Schedules at most; a schedule created over it gets 409. */
   maxSchedules: number;
+  /** How long an Idempotency-Key of POST /scans or POST /schedules is remembered. */
+  idempotencyKeyTtlMs: number;
   /** Retention of finished scans' per-command rows (commands and results); their counts stay. */
   scanRows: { maxAgeMs: number; maxScans: number; pruneIntervalMs: number };
 }
@@ -75,6 +77,7 @@ export const SCANNER_ENV = Type.Object({
   SCHEDULE_MIN_INTERVAL_MS: EnvVar.integer({ default: 60_000, minimum: 1_000, maximum: 86_400_000 }),
   MAX_ACTIVE_SCANS: EnvVar.integer({ default: 100, minimum: 1, maximum: 100_000 }),
   MAX_SCHEDULES: EnvVar.integer({ default: 100, minimum: 1, maximum: 100_000 }),
+  IDEMPOTENCY_KEY_TTL_MS: EnvVar.integer({ default: 86_400_000, minimum: 60_000, maximum: 30 * 86_400_000 }),
   SCAN_ROWS_MAX_AGE_MS: EnvVar.integer({ default: 7 * 86_400_000, minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
   SCAN_ROWS_MAX_SCANS: EnvVar.integer({ default: 20, minimum: 0, maximum: 1_000_000 }),
   SCAN_ROWS_PRUNE_INTERVAL_MS: EnvVar.integer({ default: 600_000, minimum: 1_000, maximum: 86_400_000 }),
@@ -94,6 +97,7 @@ const CONFIG_FROM_ENV = {
   scheduleMinIntervalMs: 'SCHEDULE_MIN_INTERVAL_MS',
   maxActiveScans: 'MAX_ACTIVE_SCANS',
   maxSchedules: 'MAX_SCHEDULES',
+  idempotencyKeyTtlMs: 'IDEMPOTENCY_KEY_TTL_MS',
   scanRows: {
     maxAgeMs: 'SCAN_ROWS_MAX_AGE_MS',
     maxScans: 'SCAN_ROWS_MAX_SCANS',

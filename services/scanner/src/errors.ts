@@ -17,6 +17,10 @@ export const ERRORS = {
   schedule_not_found: { status: 404, meaning: 'no schedule with this id' },
   scan_finished: { status: 409, meaning: 'the scan already finished (completed, cancelled or failed)' },
   too_many_schedules: { status: 409, meaning: 'there are already MAX_SCHEDULES schedules; delete one first' },
+  idempotency_key_conflict: {
+    status: 409,
+    meaning: 'the Idempotency-Key was used before (within IDEMPOTENCY_KEY_TTL_MS) with a different body',
+  },
   too_many_scans: { status: 429, meaning: 'there are already MAX_ACTIVE_SCANS pending or running scans' },
   body_too_large: { status: 413, meaning: 'the body is larger than MAX_BODY_BYTES' },
   replica_behind: { status: 500, meaning: 'a scan failed: the replica did not reach the changelog end in time' },

@@ -21,14 +21,18 @@ import { SCAN_TABLES, ScanStore } from './scans/scan-store';
 import { StoreScheduleService } from './schedules/schedule-service';
 import { SCHEDULE_TABLES, ScheduleStore } from './schedules/schedule-store';
 import { Scheduler } from './schedules/scheduler';
+import { IDEMPOTENCY_TABLES, IdempotencyKeys } from './http/idempotency';
 import { waitForTopics } from './replica/topics';
 
 /**
  * scans.sqlite: one file and one connection for the scanner's stores, so a schedule's run and its scan
- * commit together. Version 1: scans and commands; 2: schedules. Every table is created IF NOT EXISTS,
- * so the whole DDL brings a file of any older version up to this one.
+ * commit together. Version 1: scans and commands; 2: schedules; 3: idempotency keys. Every table is
+ * created IF NOT EXISTS, so the whole DDL brings a file of any older version up to this one.
  */
-export const SCANS_FILE_SCHEMA: Schema = { version: 2, ddl: SCAN_TABLES + COMMAND_TABLES + SCHEDULE_TABLES };
+export const SCANS_FILE_SCHEMA: Schema = {
+  version: 3,
+  ddl: SCAN_TABLES + COMMAND_TABLES + SCHEDULE_TABLES + IDEMPOTENCY_TABLES,
+};
 
 /** The stores of scans.sqlite, opened together; close() closes the file. */
 export interface ScansDatabase {
@@ -74,6 +78,8 @@ export class Scanner {
   /** The processor's lag on the commands topic: the walk backs off on it, GET /status shows it. */
   readonly commandLag: CommandLagProbe;
   readonly schedules: StoreScheduleService;
+  /** Idempotency-Key of POST /scans and POST /schedules, kept in scans.sqlite. */
+  readonly idempotency: IdempotencyKeys;
   /** Started by the process once the engine runs (server.ts), stopped first on stop(). */
   readonly scheduler: Scheduler;
   private readonly admin: ReplaceableAdmin;
@@ -161,6 +167,7 @@ export class Scanner {
       maxSchedules: config.maxSchedules,
     });
     this.scheduler = new Scheduler({ store: scheduleStore, scans: this.service, logger });
+    this.idempotency = new IdempotencyKeys(this.database.file, config.idempotencyKeyTtlMs);
     this.retention = new ScanRowsRetention(this.store, logger.child({ component: 'retention' }), {
       maxAgeMs: config.scanRows.maxAgeMs,
       maxScans: config.scanRows.maxScans,

@@ -26,6 +26,7 @@ void runService({
       apiToken: config.apiToken,
       maxBodyBytes: config.maxBodyBytes,
       schedules: scanner.schedules,
+      idempotency: scanner.idempotency,
       commandLag: scanner.commandLag,
     });
     await app.listen({ host: config.httpHost, port: config.httpPort });

@@ -54,7 +54,7 @@ describe('scans.sqlite written before the stores were split', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('opens a version 2 file and keeps its scans, commands, results and schedules', () => {
+  it('opens a version 2 file, brings it to version 3 (idempotency keys) and keeps its scans, commands, results and schedules', () => {
     const legacy = writeLegacyScansFile(path);
     seedLegacy(legacy, true);
     legacy.close();
@@ -62,7 +62,8 @@ describe('scans.sqlite written before the stores were split', () => {
     const database = openScansDatabase(path);
     try {
       const { scans, schedules } = database;
-      expect(database.file.db.pragma('user_version', { simple: true })).toBe(2);
+      expect(database.file.db.pragma('user_version', { simple: true })).toBe(3);
+      expect(database.file.db.prepare('SELECT count(*) AS n FROM idempotency_keys').get()).toEqual({ n: 0 });
       expect(scans.count()).toBe(2);
       expect(scans.list(10, 0).map((s) => s.id)).toEqual(['s2', 's1']);
       expect(scans.next()!.id).toBe('s1'); // the running one first
@@ -107,14 +108,14 @@ describe('scans.sqlite written before the stores were split', () => {
     }
   });
 
-  it('brings a version 1 file (no schedules yet) up to version 2, keeping its scans', () => {
+  it('brings a version 1 file (no schedules yet) up to version 3, keeping its scans', () => {
     const legacy = writeLegacyScansFile(path, 1);
     seedLegacy(legacy, false);
     legacy.close();
 
     const database = openScansDatabase(path);
     try {
-      expect(database.file.db.pragma('user_version', { simple: true })).toBe(2);
+      expect(database.file.db.pragma('user_version', { simple: true })).toBe(3);
       expect(database.scans.get('s1')).toMatchObject({ status: 'running', cursor: 'k1', resolved: 1 });
       expect(database.schedules.list()).toEqual([]);
       const created = database.schedules.create({
@@ -132,13 +133,17 @@ describe('scans.sqlite written before the stores were split', () => {
     }
   });
 
-  it('writes the same schema as before: the legacy code opens a file the new stores created', () => {
+  it('writes the same schema as before, plus the idempotency keys: the legacy code opens a file the new stores created', () => {
     openScansDatabase(path).close();
-    const legacy = writeLegacyScansFile(path); // nothing to migrate: the file is at version 2
+    const legacy = writeLegacyScansFile(path); // nothing to migrate: the file is at version 3
     try {
-      expect(legacy.pragma('user_version', { simple: true })).toBe(2);
-      const tables = (sql: Database.Database) =>
-        sql.prepare("SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name").all();
+      expect(legacy.pragma('user_version', { simple: true })).toBe(3);
+      const all = (sql: Database.Database) =>
+        sql
+          .prepare("SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name")
+          .all() as Array<{ name: string }>;
+      expect(all(legacy).filter((t) => t.name.includes('idempotency_keys')).length).toBeGreaterThan(0);
+      const tables = (sql: Database.Database) => all(sql).filter((t) => !t.name.includes('idempotency_keys'));
       const reference = writeLegacyScansFile(join(dir, 'reference.sqlite'));
       try {
         expect(tables(legacy)).toEqual(tables(reference));
@@ -152,7 +157,7 @@ describe('scans.sqlite written before the stores were split', () => {
 
   it('refuses a file of a newer version', () => {
     const newer = new Database(path);
-    newer.pragma('user_version = 3');
+    newer.pragma('user_version = 4');
     newer.close();
     expect(() => openScansDatabase(path)).toThrow(StoreSchemaMismatchError);
   });

@@ -46,6 +46,7 @@ export function tempStores(dir = mkdtempSync(join(tmpdir(), 'schedules-'))) {
     schedules: database.schedules,
     /** The connection, for tests that read or break the tables directly. */
     db: database.file.db,
+    file: database.file,
     close: (remove = true) => {
       database.close();
       if (remove) rmSync(dir, { recursive: true, force: true });

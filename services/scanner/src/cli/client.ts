@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { ScanView } from '../scans/scan-view';
 import { ScannerError, type FieldIssue } from '../errors';
 
@@ -25,16 +26,34 @@ export class ScannerClient {
     private readonly token: string,
   ) {}
 
-  async createScan(body: unknown): Promise<ScanView> {
-    const { scan } = await this.request<{ scan: ScanView }>('POST', '/scans', body);
-    return scan;
+  /**
+   * Queues a scan with an Idempotency-Key of its own, and sends it again with the same key when the
+   * scanner could not be reached (a timeout, a dropped connection: the first may have been queued),
+   * up to three times: the scanner answers a repeat with the scan the first one queued.
+   */
+  async createScan(body: unknown, key: string = randomUUID(), retryDelaysMs = [1_000, 3_000]): Promise<ScanView> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const { scan } = await this.request<{ scan: ScanView }>('POST', '/scans', body, { 'idempotency-key': key });
+        return scan;
+      } catch (err) {
+        const delay = retryDelaysMs[attempt];
+        if (!(err instanceof ApiError) || err.code !== 'unreachable' || delay === undefined) throw err;
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
   }
 
   getScan(id: string): Promise<ScanView> {
     return this.request<ScanView>('GET', `/scans/${encodeURIComponent(id)}`);
   }
 
-  private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  private async request<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    extra: Record<string, string> = {},
+  ): Promise<T> {
     let res: Response;
     try {
       res = await fetch(`${this.baseUrl}${path}`, {
@@ -42,6 +61,7 @@ export class ScannerClient {
         headers: {
           authorization: `Bearer ${this.token}`,
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...extra,
         },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(30_000),

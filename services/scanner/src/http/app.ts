@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { ERRORS } from '../errors';
 import { scannerReadiness } from './routes/health';
+import type { IdempotencyKeys } from './idempotency';
 import { scanRoutes } from './routes/scans';
 import { scheduleRoutes } from './routes/schedules';
 import { statusPageRoutes } from './routes/status-page';
@@ -21,6 +22,8 @@ export interface AppDeps {
   maxBodyBytes: number;
   /** The /schedules API; without it (tests and benchmarks of scans alone) the routes are absent. */
   schedules?: ScheduleService;
+  /** Idempotency-Key on the creating routes; without it (tests of the routes alone) the header is validated and ignored. */
+  idempotency?: IdempotencyKeys;
   /** The processor's lag on the commands topic, for GET /status; without it the lag is null. */
   commandLag?: CommandLagSource;
 }
@@ -59,8 +62,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     readiness: scannerReadiness(deps.replica),
   });
   app.register(scannerServices, deps);
-  app.register(scanRoutes, { apiToken: deps.apiToken });
-  if (deps.schedules) app.register(scheduleRoutes, { apiToken: deps.apiToken, schedules: deps.schedules });
+  app.register(scanRoutes, { apiToken: deps.apiToken, idempotency: deps.idempotency });
+  if (deps.schedules)
+    app.register(scheduleRoutes, { apiToken: deps.apiToken, schedules: deps.schedules, idempotency: deps.idempotency });
   app.register(statusPageRoutes);
   app.register(statusRoutes, { apiToken: deps.apiToken, commandLag: deps.commandLag });
   return app;

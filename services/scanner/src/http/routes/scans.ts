@@ -1,13 +1,17 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { requireBearer } from '@state-relay/service-kit';
+import { IdempotencyHeaders, IDEMPOTENCY_HEADER, type IdempotencyKeys } from '../idempotency';
 import { CreatedScan, CreateScanBody, ErrorBody, ListQuery, ScanList, ScanParams, ScanViewSchema } from '../schemas';
 
 const security = [{ bearerAuth: [] }];
 const errors = { 400: ErrorBody, 401: ErrorBody, 500: ErrorBody };
 
 /** The scan API; every route needs the bearer token. */
-export async function scanRoutes(app: FastifyInstance, opts: { apiToken: string }): Promise<void> {
+export async function scanRoutes(
+  app: FastifyInstance,
+  opts: { apiToken: string; idempotency?: IdempotencyKeys | undefined },
+): Promise<void> {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   app.addHook('onRequest', requireBearer(opts.apiToken));
 
@@ -19,13 +23,21 @@ export async function scanRoutes(app: FastifyInstance, opts: { apiToken: string 
         security,
         description:
           'Queue a scan. Scans run one at a time in creation order; the others wait as pending. ' +
-          'asOf is resolved once, here, and carried in every command.',
+          'asOf is resolved once, here, and carried in every command. With an Idempotency-Key, a retry ' +
+          '(same key, same body) answers with the scan the first request queued (Idempotent-Replayed: true).',
+        headers: IdempotencyHeaders,
         body: CreateScanBody,
-        response: { 202: CreatedScan, ...errors, 413: ErrorBody, 415: ErrorBody, 429: ErrorBody },
+        response: { 202: CreatedScan, ...errors, 409: ErrorBody, 413: ErrorBody, 415: ErrorBody, 429: ErrorBody },
       },
     },
     async (request, reply) => {
-      const scan = app.scans.create(request.body);
+      const key = request.headers[IDEMPOTENCY_HEADER];
+      const create = () => app.scans.create(request.body).id;
+      const { id, replayed } = opts.idempotency
+        ? opts.idempotency.run('POST /scans', key, request.body, create)
+        : { id: create(), replayed: false };
+      const scan = app.scans.get(id);
+      if (replayed) reply.header('idempotent-replayed', 'true');
       return reply.status(202).header('location', scan.url).send({ scan, url: scan.url });
     },
   );

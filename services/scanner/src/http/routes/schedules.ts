@@ -9,6 +9,7 @@ import {
   ScheduleViewSchema,
 } from '../schedule-schemas';
 import type { ScheduleService } from '../../schedules/schedule-service';
+import { IdempotencyHeaders, IDEMPOTENCY_HEADER, type IdempotencyKeys } from '../idempotency';
 import { ErrorBody, guardedErrors } from '../schemas';
 
 const security = [{ bearerAuth: [] }];
@@ -17,7 +18,7 @@ const notFound = { 404: ErrorBody };
 /** The schedule API; every route needs the bearer token, as /scans does. */
 export async function scheduleRoutes(
   app: FastifyInstance,
-  opts: { apiToken: string; schedules: ScheduleService },
+  opts: { apiToken: string; schedules: ScheduleService; idempotency?: IdempotencyKeys | undefined },
 ): Promise<void> {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const { schedules } = opts;
@@ -29,13 +30,22 @@ export async function scheduleRoutes(
       schema: {
         tags: ['schedules'],
         security,
-        description: 'Create a schedule: each run creates an ordinary scan from the template, asOf = the run time.',
+        description:
+          'Create a schedule: each run creates an ordinary scan from the template, asOf = the run time. With an ' +
+          'Idempotency-Key, a retry (same key, same body) answers with the schedule the first request created.',
+        headers: IdempotencyHeaders,
         body: CreateScheduleBody,
         response: { 201: ScheduleViewSchema, ...guardedErrors, 409: ErrorBody, 413: ErrorBody, 415: ErrorBody },
       },
     },
     async (request, reply) => {
-      const schedule = schedules.create(request.body);
+      const key = request.headers[IDEMPOTENCY_HEADER];
+      const create = () => schedules.create(request.body).id;
+      const { id, replayed } = opts.idempotency
+        ? opts.idempotency.run('POST /schedules', key, request.body, create)
+        : { id: create(), replayed: false };
+      const schedule = schedules.get(id); // schedule_not_found when it was deleted since the first answer
+      if (replayed) reply.header('idempotent-replayed', 'true');
       return reply.status(201).header('location', schedule.url).send(schedule);
     },
   );
