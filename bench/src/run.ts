@@ -142,16 +142,21 @@ async function restorePart(
     result,
     targets: judgeRestoreTargets(result),
   };
-  process.stdout.write(`\n${restoreMarkdown(report)}\n\n`);
+  publish(o, 'restore', restoreMarkdown(report), report, () => writeRestoreDocs(ROOT, report));
+  if (!result.ok) process.exitCode = 1;
+}
+
+/** A part's table on stdout, then its docs (docs/benchmarks/<name>.json and its block) or, with --no-docs, a temp file. */
+function publish(o: BenchOptions, name: string, markdown: string, report: object, writeDocs: () => void): void {
+  process.stdout.write(`\n${markdown}\n\n`);
   if (o.writeDocs) {
-    writeRestoreDocs(ROOT, report);
-    log('wrote docs/benchmarks/restore.json and the bench:restore block of docs/benchmarks.md');
+    writeDocs();
+    log(`wrote docs/benchmarks/${name}.json and the bench:${name} block of docs/benchmarks.md`);
   } else {
-    const out = join(tmpdir(), 'state-relay-bench-restore.json');
+    const out = join(tmpdir(), `state-relay-bench-${name}.json`);
     writeFileSync(out, JSON.stringify(report, null, 1));
     log(`--no-docs: wrote ${out}`);
   }
-  if (!result.ok) process.exitCode = 1;
 }
 
 /** Part 4 (issue 22): its tables, docs/benchmarks/modes.json and the bench:modes block of docs/benchmarks.md. */
@@ -181,15 +186,7 @@ async function modesPart(
     targets: judgeModesTargets(result),
   };
   log(`part 4 took ${(report.durationSec / 60).toFixed(1)} min`);
-  process.stdout.write(`\n${modesMarkdown(report)}\n\n`);
-  if (o.writeDocs) {
-    writeModesDocs(ROOT, report);
-    log('wrote docs/benchmarks/modes.json and the bench:modes block of docs/benchmarks.md');
-  } else {
-    const out = join(tmpdir(), 'state-relay-bench-modes.json');
-    writeFileSync(out, JSON.stringify(report, null, 1));
-    log(`--no-docs: wrote ${out}`);
-  }
+  publish(o, 'modes', modesMarkdown(report), report, () => writeModesDocs(ROOT, report));
   if (!result.ok) process.exitCode = 1;
 }
 

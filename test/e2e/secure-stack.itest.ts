@@ -15,7 +15,7 @@ import {
   waitCaughtUp,
   type Deployment,
 } from '../../services/processor/test/harness';
-import { ScannerProcess, TOKEN } from '../../services/scanner/test/scanner-harness';
+import { ScannerProcess, scannerEnv, TOKEN } from '../../services/scanner/test/scanner-harness';
 
 // The whole stack over SASL_SSL: the processor, the scanner and the CLI against a broker whose
 // client listener takes SCRAM-SHA-512 over TLS only (certificates and users made by the test),
@@ -167,19 +167,7 @@ describe('the stack over SASL_SSL (processor, scanner, CLI)', () => {
       const { code, output } = await run(
         join(ROOT, 'services/scanner/dist/server.js'),
         [],
-        {
-          KAFKA_BROKERS: kafka.brokers.join(','),
-          APP_ID: d.appId,
-          STORE_NAME: 'accounts',
-          COMMANDS_TOPIC: d.commandsTopic,
-          RESULTS_TOPIC: d.resultsTopic,
-          STATE_DIR: stateDir,
-          HTTP_HOST: '127.0.0.1',
-          HTTP_PORT: String(await freePort()),
-          API_TOKEN: TOKEN,
-          ...security,
-          KAFKA_SSL_CA_FILE: otherCa,
-        },
+        { ...scannerEnv(d, stateDir, await freePort()), ...security, KAFKA_SSL_CA_FILE: otherCa },
         60_000,
       );
       expect(code).toBe(1);
