@@ -26,3 +26,4 @@ export { replaceDocsBlock, writeDocsBlock, formatWithPrettier } from './report/d
 export { lineChart, niceCeil, logTicks } from './report/svg-chart';
 export type { LineChart, ChartPanel, ChartSeries, ChartAxis } from './report/svg-chart';
 export { startSecureKafka, type SecureKafka } from './secure-kafka';
+export * from './kafka-cluster';
