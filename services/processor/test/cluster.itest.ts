@@ -311,6 +311,14 @@ describe('exactly-once on a three-broker cluster', () => {
     }
     expect(wrong.slice(0, 10)).toEqual([]);
 
+    const failed = await proc.metric('processor_instance_transactions_total', 'outcome="failed"');
+    const committed = await proc.metric('processor_instance_transactions_total', 'outcome="committed"');
+    const replaced = await proc.metric('processor_consumer_replacements_total');
+    const taskFailures = await proc.metric('processor_task_failures_total');
+    mark(
+      `${log.length} events in the log, ${oracle.size} accounts = oracle; instance transactions committed ${committed}, failed ${failed}; ` +
+        `consumer replacements ${replaced}, task failures ${taskFailures}`,
+    );
     // Every command exactly one result, none applied.
     const resultRecords = await readTopic(kafka, d.resultsTopic, { isolation: 'read_committed', timeoutMs: 60_000 });
     const results = resultRecords.map((r) => decodeCommandResult(Buffer.from(r.key!), Buffer.from(r.value!)));
@@ -344,14 +352,6 @@ describe('exactly-once on a three-broker cluster', () => {
     // not_found: the command was read before its account's first event (two topics, no order between them).
     for (const r of results) expect(['condition_false', 'not_found']).toContain(r.outcome);
 
-    const failed = await proc.metric('processor_instance_transactions_total', 'outcome="failed"');
-    const committed = await proc.metric('processor_instance_transactions_total', 'outcome="committed"');
-    const replaced = await proc.metric('processor_consumer_replacements_total');
-    const taskFailures = await proc.metric('processor_task_failures_total');
-    mark(
-      `${log.length} events in the log, ${oracle.size} accounts = oracle; instance transactions committed ${committed}, failed ${failed}; ` +
-        `consumer replacements ${replaced}, task failures ${taskFailures}`,
-    );
     const errors = proc.output.split('\n').filter((l) => /"level":(50|60)/.test(l));
     mark(
       `processor error lines (of its last 20,000 chars of output): ${errors.length}\n${errors.slice(0, 5).join('\n')}`,
