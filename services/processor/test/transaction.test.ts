@@ -1,6 +1,6 @@
-import type { Message, Producer, Transaction } from 'kafkajs';
+import type { Message, Producer, RecordMetadata, Transaction } from 'kafkajs';
 import { TaskFailure } from '../src/tasks/errors';
-import { commitUnit } from '../src/tasks/transaction';
+import { assertEveryPartitionAnswered, commitUnit, commitUnits } from '../src/tasks/transaction';
 import { UnitOfWork } from '../src/tasks/unit-of-work';
 
 // The transaction's deadline alone; what a black-holed producer does to a running task is
@@ -12,6 +12,17 @@ function unitWithOffsets(): UnitOfWork {
   const unit = new UnitOfWork();
   unit.offsets.set('events', 10n);
   return unit;
+}
+
+/** What a broker answers for a slice: one entry per (topic, partition) it got, keyed records on partition 0. */
+function answer(topicMessages: Array<{ topic: string; messages: Message[] }>): RecordMetadata[] {
+  const out: RecordMetadata[] = [];
+  for (const { topic, messages } of topicMessages) {
+    for (const partition of new Set(messages.map((m) => m.partition ?? 0))) {
+      out.push({ topicName: topic, partition, errorCode: 0, baseOffset: '0' });
+    }
+  }
+  return out;
 }
 
 function producerWhoseCommit(commit: () => Promise<void>) {
@@ -64,7 +75,7 @@ describe('commitUnit', () => {
     const tx = {
       sendBatch: async ({ topicMessages }: { topicMessages: typeof sent }) => {
         sent.push(...topicMessages);
-        return [];
+        return answer(topicMessages as Array<{ topic: string; messages: Message[] }>);
       },
       sendOffsets: async () => undefined,
       commit: async () => undefined,
@@ -128,7 +139,7 @@ describe('commitUnit and the bytes measured at fold', () => {
     const tx = {
       sendBatch: async ({ topicMessages }: { topicMessages: typeof sent }) => {
         sent.push(...topicMessages);
-        return [];
+        return answer(topicMessages as Array<{ topic: string; messages: Message[] }>);
       },
       sendOffsets: async () => undefined,
       commit: async () => undefined,
@@ -141,5 +152,64 @@ describe('commitUnit and the bytes measured at fold', () => {
     const { changes } = await commitUnit(producer, unit, { task: 0, groupId: 'g', topics });
     expect(changes).toEqual([['k', measured]]);
     expect(sent[0]!.messages[0]!.value).toBe(measured);
+  });
+});
+
+describe('commitUnit and a sendBatch that skipped a partition', () => {
+  const slice = (topic: string, ...partitions: Array<number | undefined>) => ({
+    topic,
+    messages: partitions.map((partition) => ({ key: 'k', value: 'v', ...(partition !== undefined && { partition }) })),
+  });
+  const meta = (topicName: string, partition: number): RecordMetadata => ({
+    topicName,
+    partition,
+    errorCode: 0,
+    baseOffset: '0',
+  });
+
+  it('names every sent partition the reply lacks; keyed records need their topic in it', () => {
+    expect(() =>
+      assertEveryPartitionAnswered([slice('changelog', 0, 3, 3), slice('results', undefined)], [meta('changelog', 0)]),
+    ).toThrow('sendBatch reported success without an answer for changelog-3, results (keyed records)');
+    expect(() =>
+      assertEveryPartitionAnswered(
+        [slice('changelog', 0, 3), slice('results', undefined, undefined)],
+        [meta('changelog', 3), meta('changelog', 0), meta('results', 5)],
+      ),
+    ).not.toThrow();
+  });
+
+  it('aborts the transaction instead of committing it without the records (kafkajs#1303)', async () => {
+    const calls = { aborts: 0, commits: 0, offsets: 0 };
+    const tx = {
+      // node 1 led changelog-2 and moved it to node 2, which had answered for changelog-1 already
+      sendBatch: async () => [meta('changelog', 1)],
+      sendOffsets: async () => {
+        calls.offsets++;
+      },
+      commit: async () => {
+        calls.commits++;
+      },
+      abort: async () => {
+        calls.aborts++;
+      },
+    } as unknown as Transaction;
+    const producer = { transaction: async () => tx } as unknown as Pick<Producer, 'transaction'>;
+    const one = unitWithOffsets();
+    one.cache.put('a', { version: 1, value: {}, seen: '' });
+    const two = unitWithOffsets();
+    two.cache.put('b', { version: 1, value: {}, seen: '' });
+    const err = await commitUnits(
+      producer,
+      [
+        { task: 1, unit: one, inputs: one.offsets },
+        { task: 2, unit: two, inputs: two.offsets },
+      ],
+      { groupId: 'g', topics },
+    ).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TaskFailure);
+    expect((err as TaskFailure).kind).toBe('commit');
+    expect(String((err as TaskFailure).cause)).toMatch(/changelog-2/);
+    expect(calls).toEqual({ aborts: 1, commits: 0, offsets: 0 });
   });
 });

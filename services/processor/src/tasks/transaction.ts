@@ -1,6 +1,6 @@
 import { encodeInputPositions, encodeStoredEntity, INPUT_POSITIONS_HEADER } from '@state-relay/contracts';
 import { isFencedError, MAX_REQUEST_BYTES, slicesOf, withDeadline } from '@state-relay/kafka-runtime';
-import type { Message, Producer, Transaction } from 'kafkajs';
+import type { Message, Producer, RecordMetadata, Transaction } from 'kafkajs';
 import type { UnitOfWork } from './unit-of-work';
 import { TaskFailure } from './errors';
 
@@ -23,6 +23,37 @@ export interface CommittedUnit {
  * DECISIONS.md, 'A transaction gets 40 s').
  */
 export const COMMIT_DEADLINE_MS = 40_000;
+
+/**
+ * Throws unless a sendBatch's reply names every partition its slice went to (a message's own
+ * partition; for keyed messages, which the partitioner places, at least one partition of the
+ * topic). kafkajs 2.2.4 reported success for a send that skipped a partition whose leader had moved
+ * (kafkajs#1303; patches/kafkajs@2.2.4.patch re-plans per partition now): a transaction must be
+ * aborted, not committed without those records.
+ */
+export function assertEveryPartitionAnswered(
+  slice: ReadonlyArray<{ topic: string; messages: readonly Message[] }>,
+  reply: readonly RecordMetadata[],
+): void {
+  const answered = new Set(reply.map((m) => `${m.topicName}:${m.partition}`));
+  const answeredTopics = new Set(reply.map((m) => m.topicName));
+  const missing: string[] = [];
+  for (const { topic, messages } of slice) {
+    const partitions = new Set<number>();
+    let keyed = false;
+    for (const m of messages) {
+      if (typeof m.partition === 'number') partitions.add(m.partition);
+      else keyed = true;
+    }
+    for (const partition of partitions) {
+      if (!answered.has(`${topic}:${partition}`)) missing.push(`${topic}-${partition}`);
+    }
+    if (keyed && !answeredTopics.has(topic)) missing.push(`${topic} (keyed records)`);
+  }
+  if (missing.length > 0) {
+    throw new Error(`sendBatch reported success without an answer for ${missing.join(', ')}: records may be missing`);
+  }
+}
 
 /** One task's share of a transaction: its unit and where its inputs stand once it commits. */
 export interface CommitPart {
@@ -120,6 +151,7 @@ export async function commitUnits(
     // (max.message.bytes, 1 MB by default): send a big unit's records in slices.
     for (const slice of slicesOf(topicMessages, MAX_REQUEST_BYTES)) {
       const sent = await tx.sendBatch({ topicMessages: slice });
+      assertEveryPartitionAnswered(slice, sent);
       const counts = new Map<number, number>();
       for (const m of slice.find((t) => t.topic === topics.changelog)?.messages ?? []) {
         counts.set(m.partition!, (counts.get(m.partition!) ?? 0) + 1);

@@ -1,0 +1,240 @@
+// kafkajs's producer/sendMessages as patched (patches/kafkajs@2.2.4.patch), against a fake
+// cluster: no broker. What a transactional sendBatch must do when one broker's request fails and is
+// retried while another's is still in flight, or when a partition's leader moves to a broker that
+// already answered (kafkajs#1303); the processor's cluster test saw the first as every result of a
+// transaction committed twice, back to back, the second as acknowledged records missing.
+
+type Produce = (req: ProduceRequest) => Promise<ProduceResponse>;
+interface ProduceRequest {
+  producerId: number;
+  producerEpoch: number;
+  topicData: Array<{
+    topic: string;
+    partitions: Array<{ partition: number; firstSequence: number; messages: Array<{ value: string }> }>;
+  }>;
+}
+interface ProduceResponse {
+  topics: Array<{ topicName: string; partitions: Array<{ partition: number; errorCode: number; baseOffset: string }> }>;
+}
+interface SentBatch {
+  node: number;
+  partition: number;
+  firstSequence: number;
+  values: string[];
+}
+
+const createSendMessages = require('kafkajs/src/producer/sendMessages') as (
+  o: object,
+) => (req: object) => Promise<Array<{ topicName: string; partition: number; baseOffset: string }>>;
+const createEosManager = require('kafkajs/src/producer/eosManager') as (o: object) => {
+  initProducerId(): Promise<void>;
+  beginTransaction(): void;
+};
+const createRetry = require('kafkajs/src/retry') as (o: object) => unknown;
+const { createErrorFromCode } = require('kafkajs/src/protocol/error') as { createErrorFromCode(c: number): Error };
+const { KafkaJSProtocolError, KafkaJSConnectionError } = require('kafkajs/src/errors') as {
+  KafkaJSProtocolError: new (e: Error, o?: object) => Error;
+  KafkaJSConnectionError: new (m: string, o?: object) => Error;
+};
+
+const TOPIC = 'out';
+const CONCURRENT_TRANSACTIONS = 51;
+const NOT_LEADER_FOR_PARTITION = 6;
+const silent = { debug() {}, info() {}, warn() {}, error() {}, namespace: () => silent };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Two partitions, p0 led by node 1 and p1 by node 2 (leaders can move); produce per node as given. */
+function fakeCluster(produce: Record<number, Produce>) {
+  const leaders: Record<number, number> = { 0: 1, 1: 2 };
+  const sent: SentBatch[] = [];
+  const addPartitions: Array<(partitions: number[]) => Promise<void>> = [];
+  const brokers = new Map<number, object>();
+  const brokerFor = (nodeId: number) => {
+    let b = brokers.get(nodeId);
+    if (!b) {
+      b = {
+        nodeId,
+        async produce(req: ProduceRequest) {
+          for (const t of req.topicData) {
+            for (const p of t.partitions) {
+              sent.push({
+                node: nodeId,
+                partition: p.partition,
+                firstSequence: p.firstSequence,
+                values: p.messages.map((m) => m.value),
+              });
+            }
+          }
+          return produce[nodeId]!(req);
+        },
+      };
+      brokers.set(nodeId, b);
+    }
+    return b;
+  };
+  const coordinator = {
+    async initProducerId() {
+      return { producerId: 7, producerEpoch: 0 };
+    },
+    async addPartitionsToTxn({ topics }: { topics: Array<{ partitions: number[] }> }) {
+      const partitions = topics.flatMap((t) => t.partitions);
+      const next = addPartitions.shift();
+      if (next) await next(partitions);
+    },
+  };
+  const cluster = {
+    retry: { retries: 0 },
+    targetTopics: new Set([TOPIC]),
+    async refreshMetadataIfNecessary() {},
+    async refreshMetadata() {},
+    async addMultipleTargetTopics() {},
+    isConnected: () => true,
+    removeBroker() {},
+    findTopicPartitionMetadata: () => [0, 1].map((partitionId) => ({ partitionId, leader: leaders[partitionId] })),
+    findLeaderForPartitions(_topic: string, partitions: Array<string | number>) {
+      const out: Record<number, number[]> = {};
+      for (const p of partitions.map(Number)) (out[leaders[p]!] ??= []).push(p);
+      return out;
+    },
+    async findBroker({ nodeId }: { nodeId: string | number }) {
+      return brokerFor(Number(nodeId));
+    },
+    async findGroupCoordinator() {
+      return coordinator;
+    },
+  };
+  return { cluster, leaders, sent, addPartitions };
+}
+
+async function setUp(produce: Record<number, Produce>) {
+  const fake = fakeCluster(produce);
+  const eosManager = createEosManager({
+    logger: silent,
+    cluster: fake.cluster,
+    transactional: true,
+    transactionalId: 'tx',
+  });
+  await eosManager.initProducerId();
+  eosManager.beginTransaction();
+  const sendMessages = createSendMessages({
+    logger: silent,
+    cluster: fake.cluster,
+    partitioner: ({ message }: { message: { partition: number } }) => message.partition,
+    eosManager,
+    retrier: createRetry({ retries: 5, initialRetryTime: 10, maxRetryTime: 50 }),
+  });
+  const send = (values: Record<number, string[]>) =>
+    sendMessages({
+      acks: -1,
+      topicMessages: [
+        {
+          topic: TOPIC,
+          messages: Object.entries(values).flatMap(([p, vs]) => vs.map((value) => ({ partition: Number(p), value }))),
+        },
+      ],
+    });
+  return { ...fake, send };
+}
+
+const ok =
+  (delayMs = 0): Produce =>
+  async (req) => {
+    if (delayMs) await sleep(delayMs);
+    return {
+      topics: req.topicData.map((t) => ({
+        topicName: t.topic,
+        partitions: t.partitions.map((p) => ({
+          partition: p.partition,
+          errorCode: 0,
+          baseOffset: String(p.firstSequence),
+        })),
+      })),
+    };
+  };
+
+/** What a broker that dedupes by (producer, sequence) would hold: each partition's accepted batches. */
+function brokerLog(sent: SentBatch[]): Map<number, string[]> {
+  const seen = new Set<string>();
+  const log = new Map<number, string[]>();
+  for (const s of sent) {
+    const id = `${s.partition}:${s.firstSequence}`;
+    if (seen.has(id)) continue; // a retry of a batch the broker has: answered with the first's offset
+    seen.add(id);
+    log.set(s.partition, [...(log.get(s.partition) ?? []), ...s.values]);
+  }
+  return log;
+}
+
+describe('kafkajs sendMessages (patched): every partition once, one sequence range per batch', () => {
+  it('does not send a partition again while its first request is still in flight', async () => {
+    // AddPartitionsToTxn for p0 answers CONCURRENT_TRANSACTIONS (the previous transaction's
+    // markers are being written); p1's produce is slow (acks=all waiting on a follower): the retry
+    // comes while p1's request is unanswered.
+    const { send, sent, addPartitions } = await setUp({ 1: ok(), 2: ok(150) });
+    let first = true;
+    addPartitions.push(async (partitions) => {
+      if (first && partitions.includes(0)) {
+        first = false;
+        throw createErrorFromCode(CONCURRENT_TRANSACTIONS);
+      }
+    });
+    addPartitions.push(
+      async () => {},
+      async () => {},
+    );
+    const reply = await send({ 0: ['a0', 'a1'], 1: ['b0', 'b1', 'b2'] });
+
+    expect(brokerLog(sent)).toEqual(
+      new Map([
+        [0, ['a0', 'a1']],
+        [1, ['b0', 'b1', 'b2']],
+      ]),
+    );
+    expect(reply.map((r) => r.partition).sort()).toEqual([0, 1]);
+  });
+
+  it('sends a partition whose leader moved to a broker that already answered (kafkajs#1303)', async () => {
+    const { send, sent, leaders } = await setUp({
+      1: async () => {
+        leaders[0] = 2; // the metadata refresh after the error names node 2
+        throw new KafkaJSProtocolError(createErrorFromCode(NOT_LEADER_FOR_PARTITION));
+      },
+      2: ok(),
+    });
+    const reply = await send({ 0: ['a0'], 1: ['b0'] });
+
+    expect(brokerLog(sent)).toEqual(
+      new Map([
+        [0, ['a0']],
+        [1, ['b0']],
+      ]),
+    );
+    expect(reply.map((r) => `${r.partition}@${r.baseOffset}`).sort()).toEqual(['0@0', '1@0']);
+    // p0 went to node 2 under the sequence it had on node 1: a broker that got it first dedupes it.
+    expect(sent.filter((s) => s.partition === 0).map((s) => [s.node, s.firstSequence])).toEqual([
+      [1, 0],
+      [2, 0],
+    ]);
+  });
+
+  it('never gives a sequence range that may have been written to other records', async () => {
+    // Node 1 gets the request and then the connection drops: the batch may be in its log.
+    let calls = 0;
+    const { send, sent } = await setUp({
+      1: async () => {
+        calls++;
+        throw new KafkaJSConnectionError('Connection error: connect ECONNREFUSED', { host: 'h', port: 1 });
+      },
+      2: ok(),
+    });
+    await expect(send({ 0: ['a0', 'a1'] })).rejects.toThrow();
+    expect(calls).toBeGreaterThan(1);
+    const sequences = new Set(sent.map((s) => s.firstSequence));
+    expect(sequences).toEqual(new Set([0])); // every retry the same range
+
+    // The next send to p0 on the same epoch must not reuse 0..1 for different records.
+    sent.length = 0;
+    await expect(send({ 0: ['c0'] })).rejects.toThrow();
+    expect(sent.every((s) => s.firstSequence >= 2)).toBe(true);
+  });
+});
