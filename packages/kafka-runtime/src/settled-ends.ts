@@ -32,33 +32,28 @@ export async function settledEnds(
     const at = new Map(partitions.map((p) => [p, ends.get(p) ?? 0n]));
     const target = new Map<number, bigint>();
     let lastError: unknown;
+    const unsettled = () => partitions.filter((p) => !(target.has(p) && at.get(p)! >= target.get(p)!));
     for (;;) {
-      const waiting = partitions.filter((p) => !(target.has(p) && at.get(p)! >= target.get(p)!));
-      if (waiting.length === 0) return at;
-      let batches: Awaited<ReturnType<typeof fetcher.fetch>> = [];
       try {
-        for (const [nodeId, led] of Object.entries(fetcher.leaders(waiting))) {
-          batches = batches.concat(
-            await fetcher.fetch(nodeId, {
-              maxWaitTime: 0,
-              maxBytes: 1,
-              partitions: led.map((partition) => ({ partition, fetchOffset: String(at.get(partition)!), maxBytes: 1 })),
-            }),
-          );
+        for (const [nodeId, led] of Object.entries(fetcher.leaders(unsettled()))) {
+          const batches = await fetcher.fetch(nodeId, {
+            maxWaitTime: 0,
+            maxBytes: 1,
+            partitions: led.map((partition) => ({ partition, fetchOffset: String(at.get(partition)!), maxBytes: 1 })),
+          });
+          for (const b of batches) {
+            const hw = BigInt(b.highWatermark);
+            const lso =
+              b.lastStableOffset !== undefined && b.lastStableOffset !== '-1' ? BigInt(b.lastStableOffset) : hw;
+            if (!target.has(b.partition)) target.set(b.partition, hw);
+            if (lso > at.get(b.partition)!) at.set(b.partition, lso);
+          }
         }
       } catch (err) {
         lastError = err; // a leader moved, a connection dropped: look again until the deadline
         await fetcher.refreshMetadata().catch(() => undefined);
       }
-      {
-        for (const b of batches) {
-          const hw = BigInt(b.highWatermark);
-          const lso = b.lastStableOffset !== undefined && b.lastStableOffset !== '-1' ? BigInt(b.lastStableOffset) : hw;
-          if (!target.has(b.partition)) target.set(b.partition, hw);
-          if (lso > at.get(b.partition)!) at.set(b.partition, lso);
-        }
-      }
-      const still = partitions.filter((p) => !(target.has(p) && at.get(p)! >= target.get(p)!));
+      const still = unsettled();
       if (still.length === 0) return at;
       if (Date.now() >= deadline) {
         throw new KafkaRuntimeError(
