@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { ConfigError, EnvVar, loadEnv } from '../src';
 
@@ -115,5 +118,51 @@ describe('loading a service environment from its schema', () => {
     const err = new ConfigError(['A is required', 'B must be …']);
     expect(err.message).toBe('invalid configuration:\n  - A is required\n  - B must be …');
     expect(err.code).toBe('CONFIG_INVALID');
+  });
+});
+
+describe('a secret from a file (NAME_FILE, the Docker and Kubernetes secrets convention)', () => {
+  const withFile = Type.Object({
+    TOKEN: Type.Optional(EnvVar.secret({ minLength: 16, problem: 'must be at least 16 characters (got {length})' })),
+    TOKEN_FILE: Type.Optional(EnvVar.fileOf('TOKEN')),
+  });
+  const dir = mkdtempSync(join(tmpdir(), 'load-env-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const file = (name: string, content: string) => {
+    const path = join(dir, name);
+    writeFileSync(path, content);
+    return path;
+  };
+  const problems = (env: NodeJS.ProcessEnv) => {
+    try {
+      loadEnv(withFile, env);
+      return [];
+    } catch (err) {
+      if (err instanceof ConfigError) return err.problems;
+      throw err;
+    }
+  };
+
+  it('takes the value from the file, its trailing newline dropped', () => {
+    const path = file('token', 'a-token-from-a-file\n');
+    expect(loadEnv(withFile, { TOKEN_FILE: path })).toEqual({ TOKEN: 'a-token-from-a-file', TOKEN_FILE: path });
+  });
+
+  it('checks the file’s value as the variable’s own, never quoting it', () => {
+    const found = problems({ TOKEN_FILE: file('short', 'sekrit-42\n') });
+    expect(found).toEqual(['TOKEN must be at least 16 characters (got 9)']);
+    expect(found.join()).not.toContain('sekrit-42');
+  });
+
+  it('refuses both set, a missing file and an empty one, naming the variables and the path', () => {
+    const path = file('both', 'a-token-from-a-file');
+    expect(problems({ TOKEN: 'a-token-long-enough', TOKEN_FILE: path })).toEqual([
+      'TOKEN and TOKEN_FILE are both set: set one of them',
+    ]);
+    expect(problems({ TOKEN_FILE: join(dir, 'missing') })).toEqual([
+      `TOKEN_FILE: cannot read ${join(dir, 'missing')} (ENOENT)`,
+    ]);
+    const empty = file('empty', ' \n');
+    expect(problems({ TOKEN_FILE: empty })).toEqual([`TOKEN_FILE names an empty file: ${empty}`]);
   });
 });

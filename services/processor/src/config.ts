@@ -119,6 +119,7 @@ export const PROCESSOR_ENV = Type.Object({
 export const SERVER_ENV = Type.Object({
   ...PROCESSOR_ENV.properties,
   STATE_API_TOKEN: Type.Optional(EnvVar.token({ description: 'the bearer token GET /state/:key asks for' })),
+  STATE_API_TOKEN_FILE: Type.Optional(EnvVar.fileOf('STATE_API_TOKEN')),
   STATE_API_AUTH: EnvVar.oneOf(['token', 'off'], {
     default: 'token',
     problem: 'must be "token" (the default) or "off"',

@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, configTableDrift } from '@state-relay/service-kit';
 import { loadConfig, loadServerConfig, SERVER_ENV } from '../src/config';
@@ -132,6 +133,23 @@ describe('processor server config: reading state needs a token unless turned off
     const c = loadServerConfig({ ...base, STATE_API_TOKEN: ` ${TOKEN}\n` });
     expect(c.stateAuth).toEqual({ kind: 'bearer', token: TOKEN });
     expect(c.brokers).toEqual(['kafka:9092']);
+  });
+
+  it('takes the token from the file STATE_API_TOKEN_FILE names (a mounted secret)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'processor-config-'));
+    try {
+      const file = join(dir, 'token');
+      writeFileSync(file, `${TOKEN}\n`);
+      expect(loadServerConfig({ ...base, STATE_API_TOKEN_FILE: file }).stateAuth).toEqual({
+        kind: 'bearer',
+        token: TOKEN,
+      });
+      expect(problemsOf(() => loadServerConfig({ ...base, STATE_API_TOKEN_FILE: join(dir, 'none') }))).toMatch(
+        /STATE_API_TOKEN_FILE: cannot read .*none \(ENOENT\)/,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('serves state without a token only with STATE_API_AUTH=off', () => {

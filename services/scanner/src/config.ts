@@ -69,6 +69,7 @@ export const SCANNER_ENV = Type.Object({
     description: 'bearer token for the scan routes',
     problem: `must be at least ${MIN_TOKEN_LENGTH} characters (got {length})`,
   }),
+  API_TOKEN_FILE: Type.Optional(EnvVar.fileOf('API_TOKEN')),
   MAX_COMMAND_LAG: EnvVar.integer({ default: 10_000, minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
   CHUNK_SIZE: EnvVar.integer({ default: 2_000, minimum: 1, maximum: 100_000 }),
   MAX_BODY_BYTES: EnvVar.integer({ default: 65_536, minimum: 1_024, maximum: 16 * 1024 * 1024 }),

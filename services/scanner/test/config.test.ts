@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, configTableDrift } from '@state-relay/service-kit';
 import { loadConfig, SCANNER_ENV } from '../src/config';
@@ -19,6 +20,19 @@ describe('scanner config', () => {
   it("is what README.md's configuration table says: every variable, with its default", () => {
     const readme = readFileSync(join(__dirname, '../README.md'), 'utf8');
     expect(configTableDrift(SCANNER_ENV, readme)).toEqual([]);
+  });
+
+  it('takes API_TOKEN from the file API_TOKEN_FILE names (a mounted secret), never both', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'scanner-config-'));
+    try {
+      const file = join(dir, 'token');
+      writeFileSync(file, `${TOKEN}\n`);
+      expect(loadConfig({ KAFKA_BROKERS: 'kafka:9092', API_TOKEN_FILE: file }).apiToken).toBe(TOKEN);
+      const both = problemsOf({ KAFKA_BROKERS: 'kafka:9092', API_TOKEN: TOKEN, API_TOKEN_FILE: file });
+      expect(both).toEqual(['API_TOKEN and API_TOKEN_FILE are both set: set one of them']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('has the documented defaults and derives the changelog name from APP_ID and STORE_NAME', () => {

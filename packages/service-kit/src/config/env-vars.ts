@@ -7,6 +7,12 @@ import { MIN_TOKEN_LENGTH } from './checks';
 /** The schema keyword holding a variable's problem sentence; `{value}` and `{length}` are filled in. */
 export const PROBLEM_KEYWORD = 'x-problem';
 
+/**
+ * The schema keyword of a `NAME_FILE` variable: the file it names holds the value of NAME (the
+ * Docker and Kubernetes secrets convention); loadEnv reads it, once, at start.
+ */
+export const FILE_OF_KEYWORD = 'x-file-of';
+
 /** Kafka topic, group and id names: what Kafka accepts in a topic name. */
 const KAFKA_NAME = '^[A-Za-z0-9._-]{1,249}$';
 const HOST_PORT = '^[^:\\s]+:\\d{1,5}$';
@@ -81,6 +87,14 @@ export const EnvVar = {
   token(options: { description: string; problem?: string }): TString {
     const { description, problem = `must be at least ${MIN_TOKEN_LENGTH} characters, got {length}` } = options;
     return EnvVar.secret({ minLength: MIN_TOKEN_LENGTH, problem, description });
+  },
+
+  /**
+   * `NAME_FILE`: a path whose file holds the secret NAME (surrounding whitespace dropped), instead
+   * of NAME itself; setting both is a problem. The value is then checked as NAME's own would be.
+   */
+  fileOf(name: string): TString {
+    return Type.String({ description: `file holding ${name}`, [FILE_OF_KEYWORD]: name });
   },
 
   /** A secret checked by length only: its problem sentence may say `{length}`, never `{value}`. */

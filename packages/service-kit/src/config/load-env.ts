@@ -1,8 +1,9 @@
+import { readFileSync } from 'node:fs';
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import Ajv from 'ajv';
 import envSchema from 'env-schema';
 import { ConfigError } from '../errors';
-import { PROBLEM_KEYWORD } from './env-vars';
+import { FILE_OF_KEYWORD, PROBLEM_KEYWORD } from './env-vars';
 
 interface AjvError {
   instancePath: string;
@@ -24,8 +25,8 @@ export type EnvRefinement<S extends TObject> = (values: Partial<Static<S>>, prob
  */
 export function loadEnv<S extends TObject>(schema: S, env: NodeJS.ProcessEnv, refine?: EnvRefinement<S>): Static<S> {
   const names = Object.keys(schema.properties);
-  const data = readVariables(schema, env);
   const problems: Array<{ at: number; message: string }> = [];
+  const data = readVariables(schema, env, (name, message) => problems.push({ at: names.indexOf(name), message }));
   let values: Partial<Static<S>>;
   try {
     values = validate(schema, data);
@@ -76,18 +77,42 @@ function validate<S extends TObject>(schema: S, data: Record<string, unknown>, {
       useDefaults: true,
       coerceTypes: true,
       allowUnionTypes: true,
-      keywords: [{ keyword: PROBLEM_KEYWORD, schemaType: 'string' }],
+      keywords: [
+        { keyword: PROBLEM_KEYWORD, schemaType: 'string' },
+        { keyword: FILE_OF_KEYWORD, schemaType: 'string' },
+      ],
     })),
   });
 }
 
-/** The schema's variables as found in `env`: trimmed, empty ones left out, lists split. */
-function readVariables(schema: TObject, env: NodeJS.ProcessEnv): Record<string, unknown> {
+/**
+ * The schema's variables as found in `env`: trimmed, empty ones left out, lists split; a `NAME_FILE`
+ * variable (EnvVar.fileOf) gives NAME the content of its file. A file that cannot be read, or NAME
+ * set too, is reported by the variables' names and the path, never the content.
+ */
+function readVariables(
+  schema: TObject,
+  env: NodeJS.ProcessEnv,
+  problem: (name: string, message: string) => void,
+): Record<string, unknown> {
   const data: Record<string, unknown> = {};
   for (const [name, variable] of Object.entries(schema.properties)) {
     const raw = env[name]?.trim();
     if (!raw) continue;
     data[name] = (variable as TSchema).type === 'array' ? splitList(raw) : raw;
+    const of = (variable as TSchema)[FILE_OF_KEYWORD] as string | undefined;
+    if (of === undefined) continue;
+    if (env[of]?.trim()) {
+      problem(name, `${of} and ${name} are both set: set one of them`);
+      continue;
+    }
+    try {
+      const content = readFileSync(raw, 'utf8').trim();
+      if (content) data[of] = content;
+      else problem(name, `${name} names an empty file: ${raw}`);
+    } catch (err) {
+      problem(name, `${name}: cannot read ${raw} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    }
   }
   return data;
 }
