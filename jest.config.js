@@ -18,8 +18,8 @@ module.exports = {
       ...common,
       displayName: 'unit',
       // Property tests are CPU-bound: jest's 5 s default is a wall-clock bound that a loaded
-      // 2-core machine can miss; a hang still fails.
-      testTimeout: 30_000,
+      // 2-core machine can miss (30 s, set in the file below: a project's testTimeout is not read).
+      setupFilesAfterEnv: ['<rootDir>/packages/testkit/src/jest/unit-timeout.ts'],
       testMatch: ['<rootDir>/{packages,services}/*/test/**/*.test.ts', '<rootDir>/test/repo/*.test.ts'],
     },
     {
