@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one test command: sets up everything a fresh machine lacks (pnpm, dependencies, the
-# container runtime, images, chromium), then runs every test — unit, integration, end-to-end — and
-# ends with "N passed, M failed".
+# container runtime, images, chromium, promtool), then runs every test — unit, integration,
+# end-to-end — and ends with "N passed, M failed".
 #   bash scripts/test.sh            every test
 #   bash scripts/test.sh unit       unit tests only (no containers)
 set -euo pipefail
@@ -14,7 +14,8 @@ bash scripts/setup.sh
 # The browser test drives Debian's chromium; unit tests need no browser.
 if [ "$what" != unit ]; then bash scripts/browser.sh; fi
 
-# The format check, lint and the dependency rules count as one check each in the totals below.
+# The format check, lint, the dependency rules, the compose files and deploy/ count as one check
+# each in the totals below.
 checks_failed=0
 if [ "$what" != unit ]; then
   echo "[test] prettier --check"
@@ -31,6 +32,10 @@ if [ "$what" != unit ]; then
   STATE_RELAY_API_TOKEN=compose-check-token-0123456789 KAFKA_ADMIN_PASSWORD=x KAFKA_KEYSTORE_PASSWORD=y \
     docker-compose -f docker-compose.secure.yml config -q || compose_ok=false
   $compose_ok || { echo "[test] a compose file does not resolve"; checks_failed=$((checks_failed + 1)); }
+  # The alert rules parse and pass their unit tests; the dashboard's queries parse. Installs
+  # promtool (Debian's prometheus package) when missing: scripts/promtool.sh.
+  echo "[test] alert rules and dashboard queries (promtool)"
+  bash scripts/check-deploy.sh || { echo "[test] deploy/ check failed (promtool says where)"; checks_failed=$((checks_failed + 1)); }
 fi
 
 results="$root/.state-relay/jest-results.json"

@@ -1,6 +1,7 @@
 // The edges both services share: config from one schema, the logger, the Kafka client, the
-// process around a service, the HTTP base (error contract, health, metrics, OpenAPI) and the
-// default metrics. Only the services' edge modules (config, server, app, metrics, errors) use it.
+// process around a service, the HTTP base (error contract, health, metrics, OpenAPI, request
+// metrics) and the default metrics. Only the services' edge modules (config, server, app,
+// metrics, errors) use it.
 export { configTableDrift, readConfigTable, type DocumentedVariable } from './config/config-table';
 export { checkChangelogName, MIN_TOKEN_LENGTH } from './config/checks';
 export { fromEnv, SHARED_CONFIG_FROM_ENV, type EnvTable, type FromEnv } from './config/from-env';
@@ -30,6 +31,14 @@ export {
   type HttpErrorCode,
 } from './errors';
 export { BEARER_BLANKS_ALLOWED, bearerToken, requireBearer, tokensMatch } from './http/bearer';
+export {
+  HTTP_REQUEST_LABELS,
+  httpRequestDuration,
+  UNMATCHED_ROUTE,
+  type HttpRequestDuration,
+  type HttpRequestLabel,
+  type ServiceHttpMetrics,
+} from './http/request-metrics';
 export { HTTP_SERVER_LIMITS, type HttpServerLimits } from './http/server-limits';
 export { toErrorReply, validationIssues, type ErrorBody, type ErrorReply } from './http/error-reply';
 export { documentedAs, forDocumentation, literals, Nullable } from './http/schema-helpers';
@@ -52,5 +61,6 @@ export {
   type KafkaClientOptions,
 } from './kafka';
 export { createServiceLogger, REDACTED_PATHS, type ServiceLoggerOptions } from './logger';
-export { createServiceRegistry, metricFactory, type MetricFactory } from './metrics';
+export { createServiceRegistry, LATENCY_BUCKETS, metricFactory, type MetricFactory } from './metrics';
+export { metricsTableDrift, readMetricsTable, type DocumentedMetric } from './metrics-table';
 export { FORCE_EXIT_MS, runService, type ServiceDefinition, type ServiceLifecycle } from './run-service';

@@ -37,4 +37,14 @@ describe('a service registry', () => {
     expect(text).toMatch(/^scanner_collected\{part="a"\} 1$/m);
     expect(text).toMatch(/^scanner_wait_seconds_bucket\{le="1"\} 1$/m);
   });
+
+  it('exports the label sets a counter is given at 0 before their first increment', async () => {
+    const registry = createServiceRegistry('scanner');
+    const metrics = metricFactory(registry);
+    const sent = metrics.counter('scanner_sent_total', 'sent', ['outcome'], [{ outcome: 'ok' }, { outcome: 'lost' }]);
+    sent.inc({ outcome: 'ok' });
+    const text = await registry.metrics();
+    expect(text).toMatch(/^scanner_sent_total\{outcome="ok"\} 1$/m);
+    expect(text).toMatch(/^scanner_sent_total\{outcome="lost"\} 0$/m);
+  });
 });

@@ -5,10 +5,17 @@ import pino from 'pino';
 import {
   createServiceApp,
   createServiceRegistry,
+  httpRequestDuration,
+  metricFactory,
   HTTP_ERRORS,
   HTTP_SERVER_LIMITS,
   type HttpServerLimits,
 } from '../src';
+
+function demoMetrics() {
+  const registry = createServiceRegistry('demo');
+  return { registry, httpRequestDuration: httpRequestDuration(metricFactory(registry), 'demo') };
+}
 
 // A real listening server and raw sockets that play slow, stalled or oversized clients. The limits
 // are small so a stalled client is cut soon; the assertions are on what the client gets.
@@ -19,7 +26,7 @@ async function start(limits?: Partial<HttpServerLimits>): Promise<{ app: Fastify
     logger: pino({ level: 'silent' }),
     bodyLimit: 1024,
     errors: HTTP_ERRORS,
-    metrics: createServiceRegistry('demo'),
+    metrics: demoMetrics(),
     readiness: {
       description: 'always',
       schema: Type.Object({ ready: Type.Boolean() }),

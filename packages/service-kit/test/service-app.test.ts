@@ -2,7 +2,17 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { rawHttp } from '@state-relay/testkit';
 import pino from 'pino';
-import { createServiceApp, createServiceRegistry, HTTP_ERRORS, requireBearer, ServiceError } from '../src';
+import type { Registry } from 'prom-client';
+import {
+  createServiceApp,
+  createServiceRegistry,
+  HTTP_ERRORS,
+  httpRequestDuration,
+  LATENCY_BUCKETS,
+  metricFactory,
+  requireBearer,
+  ServiceError,
+} from '../src';
 
 // A service built on the kit, on a real port (fastify's inject needs an ESM-only dependency that
 // jest cannot load on Node 20).
@@ -21,7 +31,7 @@ async function start(ready: { value: boolean }, logs: string[] = []) {
     logger: pino({ level: 'trace' }, { write: (line: string) => void logs.push(line) }),
     bodyLimit: 64,
     errors: ERRORS,
-    metrics: registry,
+    metrics: { registry, httpRequestDuration: httpRequestDuration(metricFactory(registry), 'demo') },
     readiness: {
       description: 'ready when told',
       schema: Type.Object({ ready: Type.Boolean(), parts: Type.Array(Type.Integer()) }),
@@ -50,7 +60,7 @@ async function start(ready: { value: boolean }, logs: string[] = []) {
     );
   });
   const base = await app.listen({ host: '127.0.0.1', port: 0 });
-  return { app, base };
+  return { app, base, registry };
 }
 
 async function call(base: string, path: string, init: RequestInit = {}) {
@@ -170,5 +180,62 @@ describe('the HTTP base every service gets', () => {
       expect.arrayContaining(['/healthz', '/readyz', '/metrics', '/openapi.json', '/things/{id}', '/things']),
     );
     expect(doc.paths['/things/{id}'].get.security).toEqual([{ bearerAuth: [] }]);
+  });
+});
+
+describe('the request metrics every service gets', () => {
+  let app: FastifyInstance;
+  let base: string;
+  let registry: Registry;
+  beforeAll(async () => ({ app, base, registry } = await start({ value: true })));
+  afterAll(() => app.close());
+
+  /** The count of each series of demo_http_request_duration_seconds, keyed `METHOD route status`. */
+  async function counts(): Promise<Record<string, number>> {
+    const metric = (await registry.getSingleMetric('demo_http_request_duration_seconds')!.get()).values;
+    return Object.fromEntries(
+      metric
+        .filter((v) => v.metricName === 'demo_http_request_duration_seconds_count')
+        .map((v) => [`${v.labels.method} ${v.labels.route} ${v.labels.status_code}`, v.value]),
+    );
+  }
+
+  it('observes each answered request under its route pattern and status, never its URL', async () => {
+    await call(base, '/things/a', { headers: auth });
+    await call(base, '/things/b?x=1', { headers: auth });
+    await call(base, '/things/gone', { headers: auth });
+    await call(base, '/things/c');
+    await call(base, '/things', post('{"n":1}'));
+    await call(base, '/healthz');
+    expect(await counts()).toEqual({
+      'GET /things/:id 200': 2,
+      'GET /things/:id 410': 1,
+      'GET /things/:id 401': 1,
+      'POST /things 200': 1,
+      'GET /healthz 200': 1,
+    });
+  });
+
+  it('puts every request no route matches under one route value, whatever its URL', async () => {
+    const before = await counts();
+    await call(base, '/nope/123');
+    await call(base, '/nope/456?q=1');
+    await call(base, '/things/%E0%A4%A', { headers: auth }); // the router refuses it before routing
+    const after = await counts();
+    expect(after['GET unmatched 404']).toBe((before['GET unmatched 404'] ?? 0) + 2);
+    expect(after['GET unmatched 400']).toBe((before['GET unmatched 400'] ?? 0) + 1);
+    expect(Object.keys(after).filter((k) => /123|456|%/.test(k))).toEqual([]);
+  });
+
+  it('exports the histogram with the shared latency buckets, 10 ms to 10 s', async () => {
+    await call(base, '/healthz');
+    const text = await (await fetch(`${base}/metrics`)).text();
+    const bounds = [
+      ...text.matchAll(
+        /^demo_http_request_duration_seconds_bucket\{le="([^"]+)",method="GET",route="\/healthz",status_code="200"\}/gm,
+      ),
+    ].map((m) => m[1]);
+    expect(bounds).toEqual([...LATENCY_BUCKETS.map(String), '+Inf']);
+    expect(LATENCY_BUCKETS).toEqual(expect.arrayContaining([0.01, 0.1, 1, 10]));
   });
 });

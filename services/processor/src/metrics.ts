@@ -1,26 +1,52 @@
-import { createServiceRegistry, metricFactory } from '@state-relay/service-kit';
+import { COMMAND_OUTCOMES, DEAD_LETTER_CODES, DECODE_ERROR_CODES } from '@state-relay/contracts';
+import { createServiceRegistry, httpRequestDuration, LATENCY_BUCKETS, metricFactory } from '@state-relay/service-kit';
+import { TaskFailureKinds } from './tasks/errors';
+
+// Label values exported at 0 from the start (see MetricFactory.counter), so alerts on increase()
+// see the first dead letter or failure and dashboards show every outcome. The task states are
+// tasks/task.ts's TASK_STATES, which imports this file's type (a test checks they match).
+const TASK_STATES = ['CREATED', 'RESTORING', 'RUNNING', 'FAILED'] as const;
+const TRANSITION_TARGETS = [...TASK_STATES, 'CLOSED'] as const;
+const EVENT_OUTCOMES = ['changed', 'unchanged', 'dead_letter'] as const;
+const INSTANCE_TRANSACTION_OUTCOMES = ['committed', 'stale-member', 'expired', 'fenced', 'failed'] as const;
+const DEAD_LETTER_CODE_VALUES = [...Object.values(DECODE_ERROR_CODES), ...Object.values(DEAD_LETTER_CODES)];
+const each = <K extends string>(key: K, values: readonly string[]) =>
+  values.map((value) => ({ [key]: value }) as Record<K, string>);
 
 /**
  * The processor's Prometheus metrics, in one registry per processor instance, with Node's default
- * metrics under their standard names labelled `service="processor"`.
+ * metrics under their standard names labelled `service="processor"`. The README's metrics table lists
+ * every one (a test compares them).
  */
 export function createProcessorMetrics() {
   const registry = createServiceRegistry('processor');
   const metrics = metricFactory(registry);
+  const taskStates = metrics.gauge(
+    'processor_tasks',
+    'Tasks of this instance by lifecycle state (CREATED, RESTORING, RUNNING, FAILED)',
+    ['state'],
+  );
+  for (const state of TASK_STATES) taskStates.set({ state }, 0);
   return {
     registry,
-    events: metrics.counter('processor_events_total', 'Events consumed, by outcome (changed, unchanged, dead_letter)', [
-      'outcome',
-    ]),
+    httpRequestDuration: httpRequestDuration(metrics, 'processor'),
+    events: metrics.counter(
+      'processor_events_total',
+      'Events consumed, by outcome (changed, unchanged, dead_letter)',
+      ['outcome'],
+      each('outcome', EVENT_OUTCOMES),
+    ),
     commands: metrics.counter(
       'processor_commands_total',
       'Update commands consumed, by result outcome (or dead_letter)',
       ['outcome'],
+      each('outcome', [...COMMAND_OUTCOMES, 'dead_letter']),
     ),
     deadLetters: metrics.counter(
       'processor_dead_letters_total',
       'Records sent to the dead-letter topic (committed), by dlq.code (a decode error code, EVENT_INVALID, PROCESSING_FAILED, ENTITY_TOO_LARGE, RECORD_REJECTED)',
       ['code'],
+      each('code', DEAD_LETTER_CODE_VALUES),
     ),
     poisonIsolations: metrics.counter(
       'processor_poison_isolations_total',
@@ -33,7 +59,7 @@ export function createProcessorMetrics() {
     commitSeconds: metrics.histogram(
       'processor_commit_duration_seconds',
       'Time to commit one unit of work in Kafka (one transaction: its sends, sendOffsets and commit; the SQLite flush after it is not included)',
-      [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      LATENCY_BUCKETS,
     ),
     transactions: metrics.counter(
       'processor_transactions_total',
@@ -44,21 +70,20 @@ export function createProcessorMetrics() {
       'processor_instance_transactions_total',
       'EXACTLY_ONCE=v2: Kafka transactions of the instance (every RUNNING task in one, at most one per commit interval, or per full unit), by outcome: committed, stale-member (the group moved on), expired (open past TRANSACTION_TIMEOUT_MS), fenced (another process took the id), failed',
       ['outcome'],
+      each('outcome', INSTANCE_TRANSACTION_OUTCOMES),
     ),
-    taskStates: metrics.gauge(
-      'processor_tasks',
-      'Tasks of this instance by lifecycle state (CREATED, RESTORING, RUNNING, FAILED)',
-      ['state'],
-    ),
+    taskStates,
     taskTransitions: metrics.counter(
       'processor_task_transitions_total',
       'Task lifecycle transitions, by the state entered',
       ['to'],
+      each('to', TRANSITION_TARGETS),
     ),
     taskFailures: metrics.counter(
       'processor_task_failures_total',
       'Tasks that left RUNNING or failed to reach it, by kind (fenced, commit, fold, store, restore); each is retried',
       ['kind'],
+      each('kind', Object.values(TaskFailureKinds)),
     ),
     consumerReplacements: metrics.counter(
       'processor_consumer_replacements_total',
@@ -76,7 +101,7 @@ export function createProcessorMetrics() {
     commitLatencySeconds: metrics.histogram(
       'processor_event_commit_latency_seconds',
       'From an input record’s timestamp to the commit of the transaction that applied it',
-      [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      LATENCY_BUCKETS,
     ),
     restoredRecords: metrics.counter('processor_restore_records_total', 'Changelog records replayed into task stores'),
     restoringTasks: metrics.gauge(

@@ -1,4 +1,5 @@
-import { createServiceRegistry, metricFactory } from '@state-relay/service-kit';
+import { COMMAND_OUTCOMES } from '@state-relay/contracts';
+import { createServiceRegistry, httpRequestDuration, metricFactory } from '@state-relay/service-kit';
 import { SCAN_STATUSES, type ScanStatus } from './scans/scan';
 
 export interface PartitionLag {
@@ -15,7 +16,8 @@ export interface MetricSources {
 
 /**
  * The scanner's Prometheus metrics, in one registry per scanner instance, with Node's default
- * metrics under their standard names labelled `service="scanner"`.
+ * metrics under their standard names labelled `service="scanner"`. The README's table lists every
+ * one (a test compares them).
  */
 export function createScannerMetrics() {
   const registry = createServiceRegistry('scanner');
@@ -26,6 +28,7 @@ export function createScannerMetrics() {
     bind(s: MetricSources): void {
       sources = s;
     },
+    httpRequestDuration: httpRequestDuration(metrics, 'scanner'),
     scans: metrics.gauge('scanner_scans', 'Scans by status', ['status'], function () {
       const counts = sources?.scansByStatus();
       for (const status of SCAN_STATUSES) this.set({ status }, counts?.get(status) ?? 0);
@@ -54,6 +57,8 @@ export function createScannerMetrics() {
       'scanner_command_results_total',
       'Command results recorded (first result per command), by outcome',
       ['outcome'],
+      // Every outcome from the start, at 0: a dashboard shows them all, increase() sees the first.
+      COMMAND_OUTCOMES.map((outcome) => ({ outcome })),
     ),
     backoffSeconds: metrics.counter(
       'scanner_backoff_seconds_total',

@@ -3,9 +3,9 @@ import { Type, type Static, type TObject } from '@sinclair/typebox';
 import fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
 import type { ErrorTable } from '../errors';
 import { toErrorReply } from './error-reply';
+import { requestLabels, requestMetrics, type ServiceHttpMetrics } from './request-metrics';
 import { forDocumentation } from './schema-helpers';
 import { clientErrorHandler, HTTP_SERVER_LIMITS, serverOptions, type HttpServerLimits } from './server-limits';
 
@@ -31,8 +31,8 @@ export interface ServiceHttpOptions {
   description: string;
   /** The service's error table: HTTP_ERRORS and its own codes. */
   errors: ErrorTable;
-  /** Served at `GET /metrics`. */
-  metrics: Registry;
+  /** The registry served at `GET /metrics`, and the histogram every answered request is observed in. */
+  metrics: ServiceHttpMetrics;
   readiness: Readiness;
   /** Shown in the error that answers a larger body. */
   bodyLimit: number;
@@ -69,6 +69,8 @@ export function createServiceApp(options: ServiceAppOptions): FastifyInstance {
       // The reply is not yet bound to a route here, so its typed status codes do not apply.
       const untyped = reply as unknown as { code(n: number): { send(b: unknown): void } };
       untyped.code(status).send(body);
+      // No onResponse hook runs for these; the router refused them at once (no start time to measure from).
+      options.metrics.httpRequestDuration.observe(requestLabels(request, reply), 0);
     },
     // No type coercion and no silent removal of unknown properties: a wrong type or an unknown
     // field gets a 400 that names it.
@@ -86,11 +88,13 @@ export function createServiceApp(options: ServiceAppOptions): FastifyInstance {
 /**
  * What every service's HTTP edge has: the error contract ({error, message, issues?} with the
  * status from the error table, JSON bodies only, 404 `route_not_found`), the open routes
- * `/healthz`, `/readyz`, `/metrics` and `/openapi.json`, and the OpenAPI document of all routes.
+ * `/healthz`, `/readyz`, `/metrics` and `/openapi.json`, the OpenAPI document of all routes, and
+ * every answered request observed by route pattern and status.
  */
 export const serviceHttp = fp(
   async (app: FastifyInstance, options: ServiceHttpOptions) => {
     const { errors, bodyLimit, readiness, metrics } = options;
+    await app.register(requestMetrics, { duration: metrics.httpRequestDuration });
     // JSON only: without the text/plain parser, any other body type is a 415.
     app.removeContentTypeParser('text/plain');
 
@@ -144,8 +148,8 @@ export const serviceHttp = fp(
       '/metrics',
       { schema: { tags: ['health'], description: 'Prometheus text format', response: { 200: Type.String() } } },
       async (_request, reply) => {
-        reply.header('content-type', metrics.contentType);
-        return metrics.metrics();
+        reply.header('content-type', metrics.registry.contentType);
+        return metrics.registry.metrics();
       },
     );
 

@@ -36,7 +36,7 @@ export function buildApp({ processor, metrics, logger, stateAuth }: AppDeps): Fa
     logger,
     bodyLimit: BODY_LIMIT,
     errors: ERRORS,
-    metrics: metrics.registry,
+    metrics,
     readiness: {
       description: '200 when the group is joined and every assigned task is RUNNING; 503 otherwise',
       schema: Readiness,

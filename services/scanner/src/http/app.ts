@@ -1,8 +1,7 @@
-import { createServiceApp } from '@state-relay/service-kit';
+import { createServiceApp, type ServiceHttpMetrics } from '@state-relay/service-kit';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
 import { ERRORS } from '../errors';
 import { scannerReadiness } from './routes/health';
 import type { IdempotencyKeys } from './idempotency';
@@ -16,7 +15,7 @@ import type { ScheduleService } from '../schedules/schedule-service';
 export interface AppDeps {
   scans: ScanService;
   replica: ReplicaHealth;
-  metrics: { registry: Registry };
+  metrics: ServiceHttpMetrics;
   logger: Logger;
   apiToken: string;
   maxBodyBytes: number;
@@ -58,7 +57,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     // Above every schema's own limit, so an over-long id gets the schema's 400 naming the field.
     maxParamLength: 2048,
     errors: ERRORS,
-    metrics: deps.metrics.registry,
+    metrics: deps.metrics,
     readiness: scannerReadiness(deps.replica),
   });
   app.register(scannerServices, deps);
