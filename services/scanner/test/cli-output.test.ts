@@ -1,5 +1,5 @@
 import { COMMAND_OUTCOMES } from '@state-relay/contracts';
-import { ApiError } from '../src/cli/client';
+import { ApiError } from '../src/cli/errors';
 import { scanListText, scanText, scheduleListText, scheduleText, table } from '../src/cli/format';
 import { Output } from '../src/cli/output';
 import { formatSeconds, ProgressReporter, progressLine, summary } from '../src/cli/progress';

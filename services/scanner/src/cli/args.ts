@@ -13,7 +13,7 @@ import {
   type ScanBody,
   type ScheduleBody,
 } from './request-bodies';
-import { UsageError } from './usage-error';
+import { UsageError } from './errors';
 
 export { UsageError };
 

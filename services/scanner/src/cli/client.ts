@@ -1,25 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { ScanView } from '../scans/scan-view';
 import type { ScheduleView } from '../schedules/schedule-service';
-import { ScannerError, type FieldIssue } from '../errors';
+import { ApiError, CLI_CODES } from './errors';
 import type { ScanBody, ScheduleBody } from './request-bodies';
-
-/**
- * The API answered with an error body, or could not be reached. `code` and `message` are the
- * API's own (its lower_snake codes), or `unreachable` / `bad_response`.
- */
-export class ApiError extends ScannerError<string> {
-  override readonly name = 'ApiError';
-  declare readonly issues: FieldIssue[];
-  constructor(
-    readonly status: number | null,
-    code: string,
-    message: string,
-    issues: FieldIssue[] = [],
-  ) {
-    super(code, message, { issues });
-  }
-}
 
 export interface ScanList {
   scans: ScanView[];
@@ -90,7 +73,7 @@ export class ScannerClient {
         return await this.request<T>('POST', path, body, { 'idempotency-key': key });
       } catch (err) {
         const delay = retryDelaysMs[attempt];
-        if (!(err instanceof ApiError) || err.code !== 'unreachable' || delay === undefined) throw err;
+        if (!(err instanceof ApiError) || !err.retriable || delay === undefined) throw err;
         await new Promise((resolve) => setTimeout(resolve, delay));
       }
     }
@@ -119,7 +102,7 @@ export class ScannerClient {
     } catch (err) {
       const c = (err as { cause?: { code?: string; message?: string } }).cause;
       const cause = c?.code ?? c?.message ?? (err as Error).message;
-      throw new ApiError(null, 'unreachable', `cannot reach the scanner at ${this.baseUrl} (${cause})`);
+      throw new ApiError(null, CLI_CODES.UNREACHABLE, `cannot reach the scanner at ${this.baseUrl} (${cause})`);
     }
     const text = await res.text();
     if (res.ok && text === '') return undefined as T; // 204 of DELETE
@@ -127,7 +110,11 @@ export class ScannerClient {
     try {
       json = JSON.parse(text);
     } catch {
-      throw new ApiError(res.status, 'bad_response', `the scanner answered ${res.status} with a body that is not JSON`);
+      throw new ApiError(
+        res.status,
+        CLI_CODES.BAD_RESPONSE,
+        `the scanner answered ${res.status} with a body that is not JSON`,
+      );
     }
     if (!res.ok) {
       const e = json as { error?: string; message?: string; issues?: Array<{ path: string; message: string }> };

@@ -3,7 +3,7 @@
 import { DORMANCY_SWEEP } from '@state-relay/accounts';
 import type { ScanOptions } from '../scans/scan';
 import { parseJsonQuietly } from './json-input';
-import { UsageError } from './usage-error';
+import { UsageError } from './errors';
 
 /** The flags' values as parseArgs gives them. */
 export type FlagValues = Partial<Record<string, string | boolean>>;

@@ -2,7 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseCli, UsageError } from './args';
-import { ApiError, ScannerClient } from './client';
+import { ScannerClient } from './client';
+import { ApiError } from './errors';
 import { EXIT, NOT_FOUND_CODES, type ExitCode } from './exit-codes';
 import { Output, type CliStream } from './output';
 import { runScanCommand } from './scan-commands';
