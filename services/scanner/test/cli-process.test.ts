@@ -40,6 +40,9 @@ function scanAt(poll: number): ScanView {
 }
 
 describe('the scan CLI as a child process, without a terminal', () => {
+  // A child process may take seconds to start on a loaded machine: past jest's 5 s default.
+  jest.setTimeout(30_000);
+
   let server: Server;
   let url: string;
   let dir: string;

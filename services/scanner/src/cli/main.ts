@@ -3,6 +3,14 @@
 import { runCli } from './run';
 import { EXIT } from './exit-codes';
 
+/**
+ * Exits once stdout and stderr have taken everything written: waiting for the event loop to drain
+ * instead would keep fetch's idle keep-alive connection open for seconds after the answer.
+ */
+function exit(code: number): void {
+  process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
+}
+
 runCli(process.argv.slice(2), {
   env: process.env,
   stdout: process.stdout,
@@ -11,12 +19,7 @@ runCli(process.argv.slice(2), {
     process.once('SIGINT', listener);
     return () => process.off('SIGINT', listener);
   },
-}).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    process.stderr.write(`state-relay: unexpected error: ${(err as Error).message}\n`);
-    process.exitCode = EXIT.api;
-  },
-);
+}).then(exit, (err: unknown) => {
+  process.stderr.write(`state-relay: unexpected error: ${(err as Error).message}\n`);
+  exit(EXIT.api);
+});
