@@ -13,3 +13,9 @@ echo "[setup] pnpm install"
 pnpm install --frozen-lockfile --reporter=silent
 echo "[setup] typescript build"
 pnpm exec tsc -b tsconfig.json
+# pnpm links a workspace package's bin only when its file exists at install time; the scanner's
+# (state-relay -> dist/cli/main.js) exists only after the build, so a first setup links it now.
+if [ ! -e node_modules/.bin/state-relay ]; then
+  echo "[setup] linking the state-relay bin"
+  pnpm install --frozen-lockfile --offline --reporter=silent
+fi

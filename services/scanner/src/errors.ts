@@ -32,10 +32,9 @@ export type ErrorCode = keyof typeof ERRORS;
 export type { FieldIssue };
 export { isRetriable };
 
-/** Codes of errors that never reach a client: the engine's aborts, the CLI's flags. */
+/** Codes of errors that never reach a client: the engine's aborts, a command send's timeout. */
 export const INTERNAL_CODES = {
   ABORTED: 'ABORTED',
-  USAGE_INVALID: 'USAGE_INVALID',
   COMMAND_SEND_TIMEOUT: 'COMMAND_SEND_TIMEOUT',
 } as const;
 

@@ -40,6 +40,9 @@ function scanAt(poll: number): ScanView {
 }
 
 describe('the scan CLI as a child process, without a terminal', () => {
+  // A child process may take seconds to start on a loaded machine: past jest's 5 s default.
+  jest.setTimeout(30_000);
+
   let server: Server;
   let url: string;
   let dir: string;
@@ -118,7 +121,7 @@ describe('the scan CLI as a child process, without a terminal', () => {
     const { code, stdout, stderr } = await run(['--token', TOKEN, '--preset', 'dormant', '--no-follow']);
     expect(code).toBe(0);
     expect(stderr).toMatch(
-      /^scan: warning: --token puts the token on the command line.*STATE_RELAY_API_TOKEN or --token-file/,
+      /^state-relay: warning: --token puts the token on the command line.*STATE_RELAY_API_TOKEN or --token-file/,
     );
     expect(stderr + stdout).not.toContain(TOKEN);
     expect(authorizations).toEqual([`Bearer ${TOKEN}`]);
@@ -128,7 +131,7 @@ describe('the scan CLI as a child process, without a terminal', () => {
     const wrong = `${TOKEN}-wrong`;
     const { code, stdout, stderr } = await run(['--preset', 'dormant'], { STATE_RELAY_API_TOKEN: wrong });
     expect(code).toBe(3);
-    expect(stderr).toBe('scan: 401 unauthorized: the bearer token is not valid\n');
+    expect(stderr).toBe('state-relay: 401 unauthorized: the bearer token is not valid\n');
     expect(stderr + stdout).not.toContain(TOKEN);
   });
 
@@ -137,7 +140,9 @@ describe('the scan CLI as a child process, without a terminal', () => {
     writeFileSync(file, `${SECRET}\n`, { mode: 0o600 });
     const { code, stdout, stderr } = await run(['--file', file], { STATE_RELAY_API_TOKEN: TOKEN });
     expect(code).toBe(2);
-    expect(stderr).toContain(`scan: --file ${file}: not valid JSON at line 1, column 1: expected a JSON value\n`);
+    expect(stderr).toContain(
+      `state-relay: --file ${file}: not valid JSON at line 1, column 1: expected a JSON value\n`,
+    );
     expect(stderr + stdout).not.toContain(SECRET.slice(0, 6));
     expect(authorizations).toEqual([]);
   });
@@ -146,7 +151,7 @@ describe('the scan CLI as a child process, without a terminal', () => {
     const args = ['--condition', `{"field": ${SECRET}}`, '--action', '{}'];
     const { code, stdout, stderr } = await run(args, { STATE_RELAY_API_TOKEN: TOKEN });
     expect(code).toBe(2);
-    expect(stderr).toContain('scan: --condition: not valid JSON at line 1, column 11: expected a JSON value\n');
+    expect(stderr).toContain('state-relay: --condition: not valid JSON at line 1, column 11: expected a JSON value\n');
     expect(stderr + stdout).not.toContain(SECRET.slice(0, 6));
   });
 

@@ -1,124 +1,138 @@
+// The command line: `state-relay <noun> <verb> [ID] [flags]`, or flags alone (= `scans create`,
+// the first CLI's form). Flags may come before or after the words. Pure apart from reading files.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { DORMANCY_SWEEP } from '@state-relay/accounts';
-import type { ScanOptions } from '../scans/scan';
-import { INTERNAL_CODES, ScannerError } from '../errors';
-import { parseJsonQuietly } from './json-input';
+import { FLAGS, GLOBAL_FLAGS, isNoun, NOUNS, verbSpec, type CommandName, type Noun } from './commands';
+import { mainHelp, nounHelp, verbHelp } from './help';
+import {
+  number,
+  scanBody,
+  scheduleBody,
+  str,
+  type FlagValues,
+  type ScanBody,
+  type ScheduleBody,
+} from './request-bodies';
+import { UsageError } from './errors';
 
-export const USAGE = `Usage: pnpm scan [--preset dormant | --file scan.json | --condition JSON --action JSON] [options]
+export { UsageError };
 
-Creates a scan on the scanner's API, follows it until it finishes and prints the outcome counts.
-Exits 0 only when the scan completed. The bearer token comes from the environment variable
-STATE_RELAY_API_TOKEN or from a file (--token-file), never from the command line:
+export const DEFAULT_URL = 'http://127.0.0.1:8081';
 
-  STATE_RELAY_API_TOKEN=$(cat .state-relay/api-token) pnpm scan --preset dormant
-  pnpm scan --token-file .state-relay/api-token --preset dormant
+export type CliRequest =
+  | { command: 'scans create'; body: ScanBody; follow: boolean }
+  | { command: 'scans list'; limit?: number; offset?: number }
+  | { command: 'scans get' | 'scans cancel' | 'scans follow'; id: string }
+  | { command: 'schedules create'; body: ScheduleBody }
+  | { command: 'schedules list' }
+  | { command: 'schedules get' | 'schedules pause' | 'schedules resume' | 'schedules delete'; id: string };
 
-  --url URL            scanner API (default http://127.0.0.1:8081)
-  --token-file PATH    read the bearer token from PATH (default: env STATE_RELAY_API_TOKEN)
-  --token TOKEN        deprecated: puts the token in shell history and ps; warns on stderr
-  --preset dormant     the canonical sweep: active and idle for 30 days -> dormant
-  --file PATH          a JSON file {condition, action, options?, asOf?}
-  --condition JSON     the condition, e.g. '{"field":"status","op":"eq","value":"active"}'
-  --action JSON        the action, e.g. '{"set":{"status":"dormant"}}'
-  --rate N             commands per second (default unlimited)
-  --batch-size N       replica keys walked per chunk
-  --max-commands N     stop emitting after N commands
-  --dry-run            count matches, emit nothing
-  --expect-version     apply each command only at the version the replica saw
-  --as-of WHEN         ISO-8601 instant (with a zone) or epoch ms; default now
-  --no-follow          create the scan, print it, and exit
-  --help               this text`;
+export type Invocation =
+  | { kind: 'help'; text: string }
+  | { kind: 'version' }
+  | {
+      kind: 'run';
+      url: string;
+      token: string;
+      json: boolean;
+      /** For stderr: e.g. that --token exposes the token. Never contain the token. */
+      warnings: string[];
+      request: CliRequest;
+    };
 
-export interface CliRequest {
-  url: string;
-  token: string;
-  /** For stderr: e.g. that --token exposes the token. Never contain the token. */
-  warnings: string[];
-  body: { condition: unknown; action: unknown; options?: ScanOptions; asOf?: string | number };
-  follow: boolean;
-}
-
-/** Bad flags; the message says which and why. Never contains the token. */
-export class UsageError extends ScannerError<typeof INTERNAL_CODES.USAGE_INVALID> {
-  override readonly name = 'UsageError';
-  constructor(message: string) {
-    super(INTERNAL_CODES.USAGE_INVALID, message);
-  }
-}
-
-/** Parses the command line; `{ help: true }` when --help was given. Throws UsageError. */
+/** Parses the command line. Throws UsageError, whose message never quotes the token. */
 export function parseCli(
   argv: string[],
   env: NodeJS.ProcessEnv,
   readFile = (p: string) => readFileSync(p, 'utf8'),
-): CliRequest | { help: true } {
-  let values;
+): Invocation {
+  let parsed;
   try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        url: { type: 'string' },
-        token: { type: 'string' },
-        'token-file': { type: 'string' },
-        preset: { type: 'string' },
-        file: { type: 'string' },
-        condition: { type: 'string' },
-        action: { type: 'string' },
-        rate: { type: 'string' },
-        'batch-size': { type: 'string' },
-        'max-commands': { type: 'string' },
-        'dry-run': { type: 'boolean' },
-        'expect-version': { type: 'boolean' },
-        'as-of': { type: 'string' },
-        'no-follow': { type: 'boolean' },
-        help: { type: 'boolean' },
-      },
-    }));
+    parsed = parseArgs({ args: argv, strict: true, allowPositionals: true, tokens: true, options: FLAGS });
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
-  if (values.help) return { help: true };
+  const values = parsed.values as FlagValues;
+  const [nounWord, verbWord, ...args] = parsed.positionals;
 
-  const url = values.url ?? 'http://127.0.0.1:8081';
-  if (!/^https?:\/\/[^\s/]+/.test(url)) throw new UsageError(`--url must be an http(s) URL, got "${url}"`);
-  const warnings: string[] = [];
-  const token = readToken(values.token, values['token-file'], env, readFile, warnings);
-
-  const sources = [
-    values.preset !== undefined,
-    values.file !== undefined,
-    values.condition !== undefined || values.action !== undefined,
-  ];
-  if (sources.filter(Boolean).length !== 1) {
-    throw new UsageError('give exactly one of --preset, --file, or --condition with --action');
-  }
-  let body: CliRequest['body'];
-  if (values.preset !== undefined) {
-    if (values.preset !== 'dormant')
-      throw new UsageError(`unknown --preset "${values.preset}"; the only preset is "dormant"`);
-    body = { condition: DORMANCY_SWEEP.condition, action: DORMANCY_SWEEP.action };
-  } else if (values.file !== undefined) {
-    body = fromFile(values.file, readFile);
+  // No words: `scans create`, so `pnpm scan --preset dormant` keeps working; --help is the main help.
+  let noun: Noun = 'scans';
+  let verb = 'create';
+  if (nounWord === undefined) {
+    if (values.help) return { kind: 'help', text: mainHelp() };
   } else {
-    if (values.condition === undefined || values.action === undefined)
-      throw new UsageError('--condition and --action go together');
-    body = { condition: json('--condition', values.condition), action: json('--action', values.action) };
+    if (!isNoun(nounWord)) {
+      throw new UsageError(`unknown command "${nounWord}"; the commands are ${Object.keys(NOUNS).join(' and ')}`);
+    }
+    noun = nounWord;
+    if (verbWord === undefined) {
+      if (values.help) return { kind: 'help', text: nounHelp(noun) };
+      throw new UsageError(`${noun} needs a verb: ${Object.keys(NOUNS[noun]).join(', ')}`);
+    }
+    verb = verbWord;
+  }
+  const spec = verbSpec(noun, verb);
+  if (spec === undefined) {
+    throw new UsageError(`unknown verb "${verb}" of ${noun}; its verbs are ${Object.keys(NOUNS[noun]).join(', ')}`);
+  }
+  const command = `${noun} ${verb}` as CommandName;
+  if (values.help) return { kind: 'help', text: verbHelp(noun, verb, spec) };
+  if (values.version) return { kind: 'version' };
+
+  const allowed = new Set<string>([...GLOBAL_FLAGS, ...spec.flags]);
+  for (const token of parsed.tokens ?? []) {
+    if (token.kind === 'option' && !allowed.has(token.name)) {
+      throw new UsageError(`--${token.name} is not a flag of "${command}" (see: state-relay ${command} --help)`);
+    }
+  }
+  if (args.length !== spec.args.length) {
+    const wanted = spec.args.length === 0 ? 'no arguments' : spec.args.join(' ');
+    throw new UsageError(`"${command}" takes ${wanted}, got ${args.length === 0 ? 'none' : `"${args.join(' ')}"`}`);
   }
 
-  const options: ScanOptions = { ...(body.options ?? {}) };
-  if (values.rate !== undefined) options.rate = number('--rate', values.rate, 0, false);
-  if (values['batch-size'] !== undefined) options.batchSize = number('--batch-size', values['batch-size'], 1, true);
-  if (values['max-commands'] !== undefined)
-    options.maxCommands = number('--max-commands', values['max-commands'], 1, true);
-  if (values['dry-run']) options.dryRun = true;
-  if (values['expect-version']) options.expectVersion = true;
-  if (Object.keys(options).length > 0) body.options = options;
-  if (values['as-of'] !== undefined)
-    body.asOf = /^\d+$/.test(values['as-of']) ? Number(values['as-of']) : values['as-of'];
-  return { url: withoutTrailingSlashes(url), token, warnings, body, follow: !values['no-follow'] };
+  const url = readUrl(values, env);
+  const warnings: string[] = [];
+  const token = readToken(str(values, 'token'), str(values, 'token-file'), env, readFile, warnings);
+  const request = buildRequest(command, args, values, readFile);
+  return { kind: 'run', url, token, json: values.json === true, warnings, request };
+}
+
+function buildRequest(
+  command: CommandName,
+  args: string[],
+  values: FlagValues,
+  readFile: (p: string) => string,
+): CliRequest {
+  const id = args[0] ?? '';
+  switch (command) {
+    case 'scans create':
+      return { command, body: scanBody(values, readFile), follow: values['no-follow'] !== true };
+    case 'scans list': {
+      const limit = str(values, 'limit');
+      const offset = str(values, 'offset');
+      return {
+        command,
+        ...(limit !== undefined ? { limit: number('--limit', limit, 1, true) } : {}),
+        ...(offset !== undefined ? { offset: number('--offset', offset, 0, true) } : {}),
+      };
+    }
+    case 'schedules create':
+      return { command, body: scheduleBody(values, readFile) };
+    case 'schedules list':
+      return { command };
+    default:
+      return { command, id };
+  }
+}
+
+function readUrl(values: FlagValues, env: NodeJS.ProcessEnv): string {
+  const flag = str(values, 'url');
+  const fromEnv = env.STATE_RELAY_URL?.trim() || undefined;
+  const url = flag ?? fromEnv ?? DEFAULT_URL;
+  if (!/^https?:\/\/[^\s/]+/.test(url)) {
+    throw new UsageError(`${flag !== undefined ? '--url' : 'STATE_RELAY_URL'} must be an http(s) URL, got "${url}"`);
+  }
+  return withoutTrailingSlashes(url);
 }
 
 export const TOKEN_FLAG_WARNING =
@@ -157,40 +171,9 @@ function readToken(
   return token;
 }
 
-function fromFile(path: string, readFile: (p: string) => string): CliRequest['body'] {
-  let text: string;
-  try {
-    text = readFile(path);
-  } catch (err) {
-    throw new UsageError(`--file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-  const parsed = json(`--file ${path}`, text);
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new UsageError(`--file ${path}: expected a JSON object {condition, action, options?, asOf?}`);
-  }
-  return parsed as CliRequest['body'];
-}
-
-/** The message says where the JSON breaks, never what it holds: a file may be a token file by mistake. */
-function json(flag: string, text: string): unknown {
-  try {
-    return parseJsonQuietly(text);
-  } catch (err) {
-    throw new UsageError(`${flag}: ${(err as Error).message}`);
-  }
-}
-
 // A loop, not /\/+$/: that expression backtracks quadratically on a long run of slashes.
 function withoutTrailingSlashes(url: string): string {
   let end = url.length;
   while (end > 0 && url.charAt(end - 1) === '/') end--;
   return url.slice(0, end);
-}
-
-function number(flag: string, text: string, min: number, integer: boolean): number {
-  const n = Number(text);
-  if (text.trim() === '' || !Number.isFinite(n) || n < min || (integer && !Number.isInteger(n))) {
-    throw new UsageError(`${flag} must be ${integer ? 'an integer' : 'a number'} of at least ${min}, got "${text}"`);
-  }
-  return n;
 }

@@ -1,7 +1,8 @@
 import { COMMAND_OUTCOMES } from '@state-relay/contracts';
 import type { ScanView } from '../scans/scan-view';
 
-const FINISHED = new Set(['completed', 'cancelled', 'failed']);
+/** A scan in one of these states changes no more. */
+export const FINISHED: ReadonlySet<string> = new Set(['completed', 'cancelled', 'failed']);
 
 /** Where progress goes: stdout, or a fake in tests. */
 export interface ProgressOutput {
