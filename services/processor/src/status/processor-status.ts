@@ -1,6 +1,6 @@
 import type { Counter } from 'prom-client';
 import type { ProcessorMetrics } from '../metrics';
-import type { TaskView } from '../processor';
+import type { TaskLifecycle } from '../tasks/lifecycle';
 import type { CommitLatencyWindow } from './commit-latency-window';
 import type { InputLag } from './input-lag';
 import type { RestoreProgress } from './restore-progress';
@@ -10,7 +10,7 @@ import type { ProcessorStatus } from './schema';
 export interface StatusSources {
   instanceId: string | null;
   ready: boolean;
-  tasks: Pick<TaskView, 'owned' | 'stateOf'>;
+  tasks: Pick<TaskLifecycle, 'owned' | 'stateOf'>;
   restores: RestoreProgress;
   commitLatency: CommitLatencyWindow;
   metrics: Pick<ProcessorMetrics, 'commands' | 'events' | 'deadLetters'>;
