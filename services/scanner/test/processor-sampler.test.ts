@@ -26,17 +26,26 @@ function status(over: Partial<ProcessorStatus> = {}, counts = { applied: 0, even
   };
 }
 
+/** A reading taken at `at` ms, by both the scanner's and the processor's clock. */
+function reading(
+  s: ProcessorSeries,
+  at: number,
+  over: Partial<ProcessorStatus> = {},
+  counts?: Parameters<typeof status>[1],
+) {
+  s.add(at, status({ at: new Date(at).toISOString(), ...over }, counts));
+}
+
 describe('a processor series', () => {
   it('charts commands, applied commands and events per second between readings, with the latency then', () => {
     const s = new ProcessorSeries();
-    s.add(0, status({}, { applied: 0, events: 0, dead: 0 }));
-    s.add(1_000, status({}, { applied: 30, events: 100, dead: 0 }));
-    s.add(
+    reading(s, 0, {}, { applied: 0, events: 0, dead: 0 });
+    reading(s, 1_000, {}, { applied: 30, events: 100, dead: 0 });
+    reading(
+      s,
       3_000,
-      status(
-        { commitLatency: { windowSeconds: 10, count: 0, p50Ms: null, p99Ms: null } },
-        { applied: 50, events: 100, dead: 0 },
-      ),
+      { commitLatency: { windowSeconds: 10, count: 0, p50Ms: null, p99Ms: null } },
+      { applied: 50, events: 100, dead: 0 },
     );
     expect(s.points()).toEqual([
       {
@@ -60,14 +69,26 @@ describe('a processor series', () => {
 
   it('never charts a negative rate when the processor restarted (its counts start again at 0)', () => {
     const s = new ProcessorSeries();
-    s.add(0, status({}, { applied: 500, events: 900, dead: 0 }));
-    s.add(1_000, status({}, { applied: 4, events: 7, dead: 0 }));
+    reading(s, 0, {}, { applied: 500, events: 900, dead: 0 });
+    reading(s, 1_000, {}, { applied: 4, events: 7, dead: 0 });
     expect(s.points()[0]).toMatchObject({ appliedPerSecond: 4, eventsPerSecond: 7 });
+  });
+
+  it('measures each rate over at least 500 ms of the processor’s clock, so a delayed reading makes no spike', () => {
+    const s = new ProcessorSeries();
+    reading(s, 0, {}, { applied: 0, events: 0, dead: 0 });
+    // The scanner got the next reading 900 ms late, the one after it only 100 ms later.
+    s.add(1_900, status({ at: new Date(1_000).toISOString() }, { applied: 30, events: 0, dead: 0 }));
+    s.add(2_000, status({ at: new Date(1_100).toISOString() }, { applied: 50, events: 0, dead: 0 }));
+    expect(s.points().map((p) => [p.at, p.appliedPerSecond])).toEqual([
+      ['1970-01-01T00:00:01.900Z', 30], // 30 over the processor's 1 s
+      ['1970-01-01T00:00:02.000Z', 45.5], // 50 over 1.1 s, not 20 over 0.1 s
+    ]);
   });
 
   it('keeps a bounded number of readings, the newest', () => {
     const s = new ProcessorSeries(5);
-    for (let i = 0; i < 20; i++) s.add(i * 1_000, status({}, { applied: i, events: 0, dead: 0 }));
+    for (let i = 0; i < 20; i++) reading(s, i * 1_000, {}, { applied: i, events: 0, dead: 0 });
     const points = s.points();
     expect(points).toHaveLength(4);
     expect(points.at(-1)!.at).toBe(new Date(19_000).toISOString());
@@ -83,7 +104,7 @@ describe('a processor series', () => {
       [40_000, 5],
       [70_000, 6],
     ] as const)
-      s.add(at, status({}, { applied: 0, events: 0, dead }));
+      reading(s, at, {}, { applied: 0, events: 0, dead });
     expect(s.deadLettersLastMinute(70_000)).toBe(4); // from the reading at 10 s, where the minute starts
     expect(s.deadLettersLastMinute(85_000)).toBe(1); // from 20 s: 5 → 6
   });
@@ -108,7 +129,8 @@ describe('the processor sampler', () => {
     let now = 1_000;
     const seen: string[] = [];
     const answers: Record<string, () => unknown> = {
-      'http://p1:8080/status': () => status({}, { applied: now / 100, events: 0, dead: 0 }),
+      'http://p1:8080/status': () =>
+        status({ at: new Date(now).toISOString() }, { applied: now / 100, events: 0, dead: 0 }),
       'http://p2:8080/prefix/status': () => 401,
       'http://p3:8080/status': () => 'hang',
       'http://p4:8080/status': () => 'refused',
@@ -151,7 +173,9 @@ describe('the processor sampler', () => {
       urls: ['http://p1:8080'],
       token: 'processor-token-0123456789',
       now: () => now,
-      fetch: fakeFetch({ 'http://p1:8080/status': () => (up ? status() : 'refused') }),
+      fetch: fakeFetch({
+        'http://p1:8080/status': () => (up ? status({ at: new Date(now).toISOString() }) : 'refused'),
+      }),
     });
     await sampler.tick();
     now = 1_000;

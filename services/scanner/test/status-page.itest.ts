@@ -243,5 +243,5 @@ describe('the status page in headless Chromium', () => {
     expect(await page.textContent('#proc-task-rows tr[data-reachable="false"]')).toContain('connection refused');
     expect((await scanner.api.call('GET', '/status')).status).toBe(200);
     expect(problems).toEqual([]);
-  });
+  }, 360_000); // two processors, a scanner and a browser on a shared 2-core machine
 });

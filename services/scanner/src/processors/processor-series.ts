@@ -3,7 +3,10 @@ import type { ProcessorStatus } from './processor-status';
 
 /** One reading of a processor's cumulative counts and its latency window, as sampled. */
 interface Sample {
+  /** When the scanner got it (the chart's time axis, the dead-letter minute). */
   at: number;
+  /** When the processor read its counts (its `at`): the rates' intervals, free of the reading's own delay. */
+  clock: number;
   commands: number;
   applied: number;
   events: number;
@@ -26,13 +29,14 @@ export type ProcessorPoint = Static<typeof ProcessorPoint>;
 
 /** 5 minutes at one sample a second. */
 export const MAX_PROCESSOR_SAMPLES = 300;
+const MIN_INTERVAL_MS = 500;
 
 const sum = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
 const round = (n: number) => Math.round(n * 10) / 10;
 
 /**
  * One processor instance's readings over time, bounded (the oldest goes first), and what the
- * status page charts from them: rates between consecutive readings. A processor that restarted
+ * status page charts from them: rates between consecutive readings (at least 500 ms apart). A processor that restarted
  * starts its counts again at 0; that interval shows 0, never a negative rate.
  */
 export class ProcessorSeries {
@@ -41,8 +45,10 @@ export class ProcessorSeries {
   constructor(private readonly maxSamples = MAX_PROCESSOR_SAMPLES) {}
 
   add(at: number, status: ProcessorStatus): void {
+    const clock = Date.parse(status.at);
     this.samples.push({
       at,
+      clock: Number.isFinite(clock) ? clock : at,
       commands: sum(status.commands),
       applied: status.commands.applied ?? 0,
       events: sum(status.events),
@@ -55,11 +61,16 @@ export class ProcessorSeries {
 
   points(): ProcessorPoint[] {
     const points: ProcessorPoint[] = [];
+    let from = 0;
     for (let i = 1; i < this.samples.length; i++) {
-      const [a, b] = [this.samples[i - 1]!, this.samples[i]!];
-      const seconds = (b.at - a.at) / 1000;
-      if (seconds <= 0) continue;
-      const rate = (from: number, to: number) => round((to >= from ? to - from : to) / seconds);
+      const b = this.samples[i]!;
+      // Each rate spans at least MIN_INTERVAL_MS of the processor's clock: two readings close
+      // together (one delayed, the next not) would turn one commit's burst into a spike.
+      while (from + 1 < i && b.clock - this.samples[from + 1]!.clock >= MIN_INTERVAL_MS) from++;
+      const a = this.samples[from]!;
+      const seconds = (b.clock - a.clock) / 1000;
+      if (seconds < MIN_INTERVAL_MS / 1000) continue;
+      const rate = (before: number, after: number) => round((after >= before ? after - before : after) / seconds);
       points.push({
         at: new Date(b.at).toISOString(),
         commitLatencyP50Ms: b.p50Ms,
