@@ -21,6 +21,11 @@ import type { ProcessorMetrics } from './metrics';
 import { instancePorts, kafkaPorts, settleOnBroker } from './tasks/kafka-ports';
 import { TaskLifecycle } from './tasks/lifecycle';
 import { refreshStoreMetrics } from './tasks/store-metrics';
+import { CommitLatencyWindow } from './status/commit-latency-window';
+import { InputLagProbe } from './status/input-lag';
+import { processorStatus } from './status/processor-status';
+import { RestoreProgress } from './status/restore-progress';
+import type { ProcessorStatus } from './status/schema';
 
 export interface ProcessorDeps {
   config: ProcessorConfig;
@@ -58,11 +63,17 @@ export class Processor {
   private group?: GroupConsumer;
   private stopping = false;
   private stopStoreMetrics?: () => void;
+  /** What GET /status reports beyond the metrics: recent commit latencies, restores, input lag. */
+  private readonly commitLatency = new CommitLatencyWindow();
+  private readonly restores = new RestoreProgress();
+  private inputLag?: InputLagProbe;
+  private instanceId: string | null;
 
   constructor(private readonly deps: ProcessorDeps) {
     const { config, logger } = deps;
     this.groupId = config.appId;
     this.inputTopics = [config.eventsTopic, config.commandsTopic];
+    this.instanceId = config.instanceId ?? null;
     this.kafka = createKafkaClient({
       clientId: `${config.appId}-processor`,
       brokers: config.brokers,
@@ -79,6 +90,19 @@ export class Processor {
   /** The tasks of the current assignment (none before start). */
   get tasks(): TaskView {
     return this.lifecycle ?? NO_TASKS;
+  }
+
+  /** What the scanner's status page shows of this instance (GET /status). */
+  status(): Promise<ProcessorStatus> {
+    return processorStatus({
+      instanceId: this.instanceId,
+      ready: this.isReady,
+      tasks: this.tasks,
+      restores: this.restores,
+      commitLatency: this.commitLatency,
+      metrics: this.deps.metrics,
+      inputLag: async () => (this.inputLag ? this.inputLag.read() : null),
+    });
   }
 
   /** Creates missing topics, refuses non-co-partitioned inputs, joins the group. */
@@ -110,6 +134,7 @@ export class Processor {
       },
     });
     this.admin = admin;
+    this.inputLag = new InputLagProbe({ admin, groupId: this.groupId, topics: this.inputTopics });
 
     const inputTopics = this.inputTopics;
     const topics = {
@@ -121,7 +146,8 @@ export class Processor {
     };
     let committer: InstanceCommitter | undefined;
     if (v2) {
-      const transactionalId = instanceTransactionalId(config.appId, instanceIdFor(config.stateDir, config.instanceId));
+      this.instanceId = instanceIdFor(config.stateDir, config.instanceId);
+      const transactionalId = instanceTransactionalId(config.appId, this.instanceId);
       logger.info(
         { transactionalId },
         'exactly-once v2: one transaction per commit interval for every task of this instance',
@@ -173,7 +199,9 @@ export class Processor {
         : ports,
       deleteRetentionMs,
       inputTopics,
+      restores: this.restores,
       task: {
+        commitLatency: this.commitLatency,
         domain: this.deps.domain,
         topics,
         groupId: this.groupId,

@@ -8,6 +8,7 @@ import { TaskStore } from '@state-relay/store';
 import type { KafkaMessage, Message, Producer } from 'kafkajs';
 import pino from 'pino';
 import { createProcessorMetrics } from '../src/metrics';
+import { RestoreProgress } from '../src/status/restore-progress';
 import { TaskLifecycle, type ChangelogRecord, type LifecyclePorts } from '../src/tasks/lifecycle';
 
 // The lifecycle against fake ports: every call is recorded in order, so the tests pin the
@@ -39,6 +40,8 @@ interface Harness {
   faults: { pause?: (task: number) => boolean; seek?: (task: number) => boolean };
   /** Replaces the fake restore. */
   restoreWith: { value?: RestorePort };
+  /** What GET /status reports of the restores. */
+  restores: RestoreProgress;
 }
 
 type RestorePort = LifecyclePorts['restore'];
@@ -91,6 +94,7 @@ function harness(): Harness {
     metrics: createProcessorMetrics(),
     faults: {} as Harness['faults'],
     restoreWith: {} as Harness['restoreWith'],
+    restores: new RestoreProgress(),
     ends: new Map<number, bigint>([
       [0, 0n],
       [1, 0n],
@@ -158,6 +162,7 @@ function harness(): Harness {
     inputTopics: [EVENTS, COMMANDS],
     retryBaseMs: 1,
     retryMaxMs: 5,
+    restores: h.restores,
     task: {
       domain: accountsDomain,
       topics: { events: EVENTS, commands: COMMANDS, results: 'results', deadLetter: 'dlq', changelog: 'changelog' },
@@ -366,6 +371,38 @@ describe('task lifecycle', () => {
     await until(() => h.lifecycle.stateOf(0) === 'RUNNING' && h.lifecycle.runningTask(0) !== undefined, 'recovery');
     expect(h.calls.filter((c) => c === 'init-producer 0')).toHaveLength(2);
     expect(h.calls.filter((c) => c === 'restore')).toHaveLength(2);
+  });
+
+  it('reports each restore for the status page: records restored and to go while it runs, then the last one', async () => {
+    h.ends.set(1, 10n);
+    let midway: ReturnType<RestoreProgress['view']> | undefined;
+    h.restoreWith.value = async (request) => {
+      request.apply(1, [record('a'), record('b'), record('c')], 4n);
+      midway = h.restores.view();
+      request.apply(1, [record('d')], 10n);
+      return { records: 4, failed: new Map() };
+    };
+    h.lifecycle.onAssignment('member-a', [0, 1]);
+    await until(() => h.lifecycle.allRunning, 'both tasks to run');
+    expect(midway!.inProgress).toEqual([
+      { task: 0, restored: 0, toGo: 0, startedAt: expect.any(Number) },
+      { task: 1, restored: 3, toGo: 6, startedAt: expect.any(Number) },
+    ]);
+    const done = h.restores.view();
+    expect(done.inProgress).toEqual([]);
+    expect(done.last.map(({ task, restored, ok }) => ({ task, restored, ok }))).toEqual([
+      { task: 0, restored: 0, ok: true },
+      { task: 1, restored: 4, ok: true },
+    ]);
+  });
+
+  it('a restore that fails is reported as failed, not as in progress', async () => {
+    h.restoreWith.value = async () => {
+      throw new Error('fetching the changelog failed (injected)');
+    };
+    h.lifecycle.onAssignment('member-a', [0]);
+    await until(() => h.restores.view().last.length > 0, 'the restore to end');
+    expect(h.restores.view()).toMatchObject({ inProgress: [], last: [{ task: 0, ok: false }] });
   });
 
   describe('input positions (committed offsets read stale right after the fence)', () => {

@@ -51,6 +51,8 @@ export interface ScannerConfig {
   idempotencyKeyTtlMs: number;
   /** Retention of finished scans' per-command rows (commands and results); their counts stay. */
   scanRows: { maxAgeMs: number; maxScans: number; pruneIntervalMs: number };
+  /** The processor instances the status page shows (GET <url>/status, read once a second), and their token. */
+  processors: { urls: string[]; token: string };
 }
 
 /** The scanner's environment: README.md's configuration table is checked against it. */
@@ -82,6 +84,12 @@ export const SCANNER_ENV = Type.Object({
   SCAN_ROWS_MAX_AGE_MS: EnvVar.integer({ default: 7 * 86_400_000, minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
   SCAN_ROWS_MAX_SCANS: EnvVar.integer({ default: 20, minimum: 0, maximum: 1_000_000 }),
   SCAN_ROWS_PRUNE_INTERVAL_MS: EnvVar.integer({ default: 600_000, minimum: 1_000, maximum: 86_400_000 }),
+  PROCESSOR_URLS: Type.Optional(
+    EnvVar.text({ description: 'base URLs of the processor instances the status page shows, comma-separated' }),
+  ),
+  PROCESSOR_API_TOKEN: Type.Optional(
+    EnvVar.token({ description: "bearer token of the processors' GET /status (their STATE_API_TOKEN)" }),
+  ),
 });
 
 type ScannerEnv = Static<typeof SCANNER_ENV>;
@@ -105,7 +113,7 @@ const CONFIG_FROM_ENV = {
     pruneIntervalMs: 'SCAN_ROWS_PRUNE_INTERVAL_MS',
   },
 } as const satisfies Record<
-  Exclude<keyof ScannerConfig, 'changelogTopic' | 'replicaPath' | 'scansPath' | 'kafkaConnection'>,
+  Exclude<keyof ScannerConfig, 'changelogTopic' | 'replicaPath' | 'scansPath' | 'kafkaConnection' | 'processors'>,
   unknown
 >;
 
@@ -122,10 +130,38 @@ export function loadConfig(env: NodeJS.ProcessEnv): ScannerConfig {
     changelogTopic: changelogTopicName(v.APP_ID, v.STORE_NAME),
     replicaPath: join(v.STATE_DIR, 'replica.sqlite'),
     scansPath: join(v.STATE_DIR, 'scans.sqlite'),
+    processors: { urls: processorUrls(v.PROCESSOR_URLS), token: v.PROCESSOR_API_TOKEN ?? v.API_TOKEN },
   };
 }
+
+const MAX_PROCESSORS = 32;
+const processorUrls = (value: string | undefined) =>
+  (value ?? '')
+    .split(',')
+    .map((u) => u.trim())
+    .filter(Boolean);
 
 function checkScanner(v: Partial<ScannerEnv>, problems: string[]): void {
   checkChangelogName(v, problems);
   if (v.COMMANDS_TOPIC === v.RESULTS_TOPIC) problems.push('COMMANDS_TOPIC and RESULTS_TOPIC must differ');
+  const urls = processorUrls(v.PROCESSOR_URLS);
+  if (urls.length > MAX_PROCESSORS) problems.push(`PROCESSOR_URLS may name at most ${MAX_PROCESSORS} processors`);
+  for (const url of urls) {
+    const problem = baseUrlProblem(url);
+    if (problem) problems.push(`PROCESSOR_URLS entries ${problem}`);
+  }
+}
+
+function baseUrlProblem(url: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return `must be http:// or https:// URLs, got "${url}"`;
+  }
+  // Never quoted: it could be a password.
+  if (u.username || u.password) return 'must not hold credentials (the token is PROCESSOR_API_TOKEN)';
+  if (!['http:', 'https:'].includes(u.protocol) || u.search || u.hash)
+    return `must be http:// or https:// base URLs without query or fragment, got "${url}"`;
+  return undefined;
 }

@@ -28,6 +28,7 @@ void runService({
       schedules: scanner.schedules,
       idempotency: scanner.idempotency,
       commandLag: scanner.commandLag,
+      processors: config.processors,
     });
     await app.listen({ host: config.httpHost, port: config.httpPort });
     return {

@@ -101,4 +101,27 @@ describe('scanner config', () => {
       'COMMANDS_TOPIC and RESULTS_TOPIC must differ',
     ]);
   });
+
+  it('reads PROCESSOR_URLS for the status page, with the scanner’s token unless PROCESSOR_API_TOKEN is set', () => {
+    const base = { KAFKA_BROKERS: 'k:1', API_TOKEN: TOKEN };
+    expect(loadConfig(base).processors).toEqual({ urls: [], token: TOKEN });
+    expect(
+      loadConfig({
+        ...base,
+        PROCESSOR_URLS: ' http://processor:8080, https://p2.example/proc/ ,',
+        PROCESSOR_API_TOKEN: 'processor-token-0123456789',
+      }).processors,
+    ).toEqual({ urls: ['http://processor:8080', 'https://p2.example/proc/'], token: 'processor-token-0123456789' });
+    const problems = problemsOf({
+      ...base,
+      PROCESSOR_URLS: 'processor:8080,ftp://x,http://admin:s3cret@p:8080',
+      PROCESSOR_API_TOKEN: 'short',
+    }).join('\n');
+    expect(problems).toMatch(/PROCESSOR_URLS entries must be http:\/\/ or https:\/\/ .*got "processor:8080"/);
+    expect(problems).toMatch(/got "ftp:\/\/x"/);
+    expect(problems).toMatch(/PROCESSOR_URLS entries must not hold credentials/);
+    expect(problems).toMatch(/PROCESSOR_API_TOKEN must be at least 16 characters/);
+    expect(problems).not.toContain('s3cret');
+    expect(problems).not.toContain('short');
+  });
 });

@@ -229,3 +229,67 @@ describe('GET /status (the status page’s data)', () => {
     expect(doc.paths['/status'].get.security).toEqual([{ bearerAuth: [] }]);
   });
 });
+
+describe('GET /status: the processors (PROCESSOR_URLS), read by the scanner once a second', () => {
+  it('serves each processor’s status and series; one that is down shows as unreachable and breaks nothing', async () => {
+    const { createServer } = await import('node:http');
+    let applied = 0;
+    const processor = createServer((req, res) => {
+      const ok = req.url === '/status' && req.headers.authorization === 'Bearer processor-token-0123456789';
+      applied += 20;
+      res.writeHead(ok ? 200 : 401, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          at: new Date().toISOString(),
+          instanceId: 'p-1',
+          ready: true,
+          tasks: [{ task: 0, state: 'RUNNING' }],
+          restores: { inProgress: [], last: [{ task: 0, restored: 9, ms: 40, finishedAt: 'x', ok: true }] },
+          commitLatency: { windowSeconds: 10, count: 4, p50Ms: 11.5, p99Ms: 40 },
+          commands: { applied },
+          events: {},
+          deadLetters: { total: 0, byCode: {} },
+          consumerLag: null,
+        }),
+      );
+    });
+    await new Promise<void>((res) => processor.listen(0, '127.0.0.1', res));
+    const { port } = processor.address() as { port: number };
+    const closed = createServer();
+    await new Promise<void>((res) => closed.listen(0, '127.0.0.1', res));
+    const { port: closedPort } = closed.address() as { port: number };
+    await new Promise((res) => closed.close(res)); // nothing listens there any more
+
+    const app = buildApp({
+      scans: { list: () => ({ scans: [], total: 0 }), get: () => view('x', 'completed', 0, 0) } as never,
+      replica: { ready: true, lag: () => [] },
+      metrics: createScannerMetrics(),
+      logger: createLogger('silent'),
+      apiToken: TOKEN,
+      maxBodyBytes: 4_096,
+      processors: {
+        urls: [`http://127.0.0.1:${port}`, `http://127.0.0.1:${closedPort}`],
+        token: 'processor-token-0123456789',
+      },
+    });
+    try {
+      const base = await app.listen({ host: '127.0.0.1', port: 0 });
+      const body = await waitUntil(
+        async () => {
+          const res = await fetch(`${base}/status`, { headers: auth });
+          const json = (await res.json()) as any; // eslint-disable-line @typescript-eslint/no-explicit-any
+          return res.status === 200 && json.processors.instances[0].points.length >= 2 && json;
+        },
+        { timeoutMs: 15_000, intervalMs: 250, message: 'two processor points' },
+      );
+      const [up, down] = body.processors.instances;
+      expect(body.processors.sampleSeconds).toBe(1);
+      expect(up).toMatchObject({ url: `http://127.0.0.1:${port}`, reachable: true, error: null });
+      expect(up.status).toMatchObject({ instanceId: 'p-1', commitLatency: { p50Ms: 11.5, p99Ms: 40 } });
+      expect(up.points.at(-1).appliedPerSecond).toBeGreaterThan(0);
+      expect(down).toMatchObject({ reachable: false, error: 'connection refused', status: null, points: [] });
+    } finally {
+      await app.close();
+      await new Promise((res) => processor.close(res));
+    }
+  });
+});

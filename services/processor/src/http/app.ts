@@ -7,9 +7,11 @@ import { ERRORS } from '../errors';
 import type { ProcessorMetrics } from '../metrics';
 import type { Processor } from '../processor';
 import { stateRoutes } from './state-routes';
+import { statusRoutes } from './status-routes';
 
 export interface AppDeps {
-  processor: Pick<Processor, 'isReady' | 'tasks'>;
+  /** Without `status` (tests of the other routes) there is no GET /status. */
+  processor: Pick<Processor, 'isReady' | 'tasks'> & Partial<Pick<Processor, 'status'>>;
   metrics: ProcessorMetrics;
   logger: Logger;
   /** Who may read `/state/:key`; no default, so every embedder decides. */
@@ -26,8 +28,8 @@ const Readiness = Type.Object({
 
 /**
  * The processor's HTTP surface: health, readiness (false while restoring), Prometheus
- * metrics and the OpenAPI document (all open, as probes and scrapers expect) and a read-only
- * view of one entity, behind a bearer token. Built without listening, so tests drive it.
+ * metrics and the OpenAPI document (all open, as probes and scrapers expect), a read-only
+ * view of one entity and the status the scanner's page shows, behind a bearer token. Built without listening, so tests drive it.
  */
 export function buildApp({ processor, metrics, logger, stateAuth }: AppDeps): FastifyInstance {
   const app = createServiceApp({
@@ -45,6 +47,10 @@ export function buildApp({ processor, metrics, logger, stateAuth }: AppDeps): Fa
   });
 
   // A plugin, as the kit asks: loaded after the kit's OpenAPI hook, so the document lists it.
-  app.register(async (routes) => stateRoutes(routes, processor, stateAuth));
+  app.register(async (routes) => {
+    stateRoutes(routes, processor, stateAuth);
+    const status = processor.status?.bind(processor);
+    if (status) statusRoutes(routes, status, stateAuth);
+  });
   return app;
 }

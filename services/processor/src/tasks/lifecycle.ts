@@ -4,6 +4,7 @@ import type { StoreChange, TaskStore } from '@state-relay/store';
 import type { IHeaders, Producer } from 'kafkajs';
 import { asTaskFailure, TaskFailure } from './errors';
 import type { CommitSource } from './instance-commit';
+import type { RestoreProgress } from '../status/restore-progress';
 import { Task, type TaskDeps } from './task';
 import type { GroupMembership } from './transaction';
 
@@ -54,6 +55,8 @@ export interface LifecycleOptions {
   /** Back-off after the first retry of a failed task: base, doubled per failure, capped. */
   retryBaseMs?: number;
   retryMaxMs?: number;
+  /** Each restore's progress, for GET /status. */
+  restores?: RestoreProgress;
 }
 
 /**
@@ -354,6 +357,8 @@ export class TaskLifecycle implements CommitSource {
     if (live().length === 0) return;
     let restored: number;
     let failed: Map<number, unknown>;
+    const progress = this.options.restores;
+    for (const [id, start] of from) progress?.begin(id, start, ends.get(id) ?? 0n);
     try {
       metrics.restoringTasks.inc(from.size);
       ({ records: restored, failed } = await ports.restore({
@@ -368,15 +373,19 @@ export class TaskLifecycle implements CommitSource {
             inputPositionsOf(records),
           );
           metrics.restoredRecords.inc(records.length);
+          progress?.applied(id, records.length, next);
         },
         wanted: (id) => live().some(({ task }) => task.id === id),
         onOffsetOutOfRange: (id, at, logStart) => this.restartAtLogStart(id, stores.get(id)!, at, logStart),
       }));
     } catch (err) {
+      for (const id of from.keys()) progress?.finish(id, false);
       return failAll(err, 'store', 'restoring its store failed');
     } finally {
       metrics.restoringTasks.dec(from.size);
     }
+    const alive = new Set(live().map(({ task }) => task.id));
+    for (const id of from.keys()) progress?.finish(id, alive.has(id) && !failed.has(id));
     const now = Date.now();
     for (const { task } of live()) {
       try {

@@ -13,6 +13,7 @@ import { foldInput, foldRecord, type FoldContext, type FoldInput } from './fold'
 import { commitAlone } from './isolation';
 import { PoisonWatch, poisonCause, type PoisonCause } from './poison';
 import type { CommitPort } from './instance-commit';
+import type { CommitLatencyWindow } from '../status/commit-latency-window';
 import { commitUnit } from './transaction';
 import { currentEntity, UnitOfWork } from './unit-of-work';
 
@@ -65,6 +66,8 @@ export interface TaskDeps {
    * task has no producer of its own. Absent: v1, one transaction per task on its own producer.
    */
   commits?: CommitPort;
+  /** The status page's recent window of event commit latencies (GET /status). */
+  commitLatency?: Pick<CommitLatencyWindow, 'record'>;
 }
 
 /** Records folded between two yields to the event loop (a fetched batch can hold thousands). */
@@ -538,7 +541,9 @@ export class Task implements TaskContext {
     for (const [outcome, n] of Object.entries(unit.eventOutcomes)) if (n > 0) metrics.events.inc({ outcome }, n);
     for (const [outcome, n] of unit.commandOutcomes) metrics.commands.inc({ outcome }, n);
     for (const stamps of unit.timestamps.values()) {
-      for (const t of stamps) metrics.commitLatencySeconds.observe(Math.max(0, committedAt - t) / 1000);
+      const latencies = stamps.map((t) => Math.max(0, committedAt - t));
+      for (const ms of latencies) metrics.commitLatencySeconds.observe(ms / 1000);
+      this.deps.commitLatency?.record(committedAt, latencies);
     }
     onCommit?.({
       task: this.id,

@@ -25,6 +25,8 @@ export interface AppDeps {
   idempotency?: IdempotencyKeys;
   /** The processor's lag on the commands topic, for GET /status; without it the lag is null. */
   commandLag?: CommandLagSource;
+  /** The processor instances GET /status reads (PROCESSOR_URLS); without it the page shows none. */
+  processors?: { urls: readonly string[]; token: string };
 }
 
 declare module 'fastify' {
@@ -65,6 +67,6 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   if (deps.schedules)
     app.register(scheduleRoutes, { apiToken: deps.apiToken, schedules: deps.schedules, idempotency: deps.idempotency });
   app.register(statusPageRoutes);
-  app.register(statusRoutes, { apiToken: deps.apiToken, commandLag: deps.commandLag });
+  app.register(statusRoutes, { apiToken: deps.apiToken, commandLag: deps.commandLag, processors: deps.processors });
   return app;
 }

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { withDeadline } from '@state-relay/kafka-runtime';
 import { requireBearer } from '@state-relay/service-kit';
 import type { PartitionLag } from '../../metrics';
+import { ProcessorInstance, ProcessorSampler } from '../../processors/processor-sampler';
 import type { ScanService } from '../../scans/scan-service';
 import type { ScanView } from '../../scans/scan-view';
 import { ErrorBody } from '../schemas';
@@ -19,6 +20,8 @@ export interface StatusRouteOptions {
   commandLag?: CommandLagSource;
   sampleEveryMs?: number;
   now?: () => number;
+  /** The processor instances shown on the page (PROCESSOR_URLS) and the token of their GET /status. */
+  processors?: { urls: readonly string[]; token: string };
 }
 
 /** One reading of a scan's cumulative counts. */
@@ -143,6 +146,13 @@ const StatusBody = Type.Object({
     sampleSeconds: Type.Number(),
     points: Type.Array(ChartPoint),
   }),
+  processors: Type.Object(
+    {
+      sampleSeconds: Type.Number(),
+      instances: Type.Array(ProcessorInstance, { description: 'One per PROCESSOR_URLS entry, in that order' }),
+    },
+    { description: 'The processor instances, each read once a second from its GET /status by this scanner' },
+  ),
 });
 
 /**
@@ -167,6 +177,16 @@ export async function statusRoutes(app: FastifyInstance, opts: StatusRouteOption
   }, sampleEveryMs);
   timer.unref();
   app.addHook('onClose', async () => clearInterval(timer));
+  const processors = new ProcessorSampler({
+    urls: opts.processors?.urls ?? [],
+    token: opts.processors?.token ?? opts.apiToken,
+    ...(opts.now ? { now: opts.now } : {}),
+  });
+  if ((opts.processors?.urls.length ?? 0) > 0) {
+    const poll = setInterval(() => void processors.tick(), sampleEveryMs); // tick never throws
+    poll.unref();
+    app.addHook('onClose', async () => clearInterval(poll));
+  }
 
   app.addHook('onRequest', requireBearer(opts.apiToken));
   api.get(
@@ -176,8 +196,9 @@ export async function statusRoutes(app: FastifyInstance, opts: StatusRouteOption
         tags: ['status'],
         security: [{ bearerAuth: [] }],
         description:
-          'For the status page: the processor’s command lag, the replica lag per partition, and one ' +
-          'scan’s commands sent and results per second over time (sampled every second while it runs)',
+          'For the status page: the processor’s command lag, the replica lag per partition, one ' +
+          'scan’s commands sent and results per second over time (sampled every second while it runs), ' +
+          'and each processor instance’s status and its series (read every second)',
         querystring: StatusQuery,
         response: { 200: StatusBody, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 500: ErrorBody },
       },
@@ -191,6 +212,7 @@ export async function statusRoutes(app: FastifyInstance, opts: StatusRouteOption
         commandLag: await commandLag(),
         replicaLag: { total: partitions.reduce((s, p) => s + p.lag, 0), partitions },
         chart: { scanId, sampleSeconds: sampleEveryMs / 1000, points: scanId === null ? [] : history.points(scanId) },
+        processors: { sampleSeconds: sampleEveryMs / 1000, instances: processors.view() },
       };
     },
   );
