@@ -90,6 +90,7 @@ export const SCANNER_ENV = Type.Object({
   PROCESSOR_API_TOKEN: Type.Optional(
     EnvVar.token({ description: "bearer token of the processors' GET /status (their STATE_API_TOKEN)" }),
   ),
+  PROCESSOR_API_TOKEN_FILE: Type.Optional(EnvVar.fileOf('PROCESSOR_API_TOKEN')),
 });
 
 type ScannerEnv = Static<typeof SCANNER_ENV>;
