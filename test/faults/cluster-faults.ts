@@ -211,9 +211,12 @@ export async function isrBelowMin(ctx: ScenarioContext): Promise<void> {
   const stopped = nodes.filter((n) => n !== survivor);
   const ms = 5_000 + Math.floor(ctx.random() * 15_000);
   const failedBefore = await failedTransactions(ctx);
+  const stopping = Date.now();
   for (const nodeId of stopped) await ctx.stack.stopBroker(nodeId);
   const at = Date.now();
-  ctx.note(`stopped nodes ${stopped.join(' and ')} (graceful); node ${survivor} alone for ${ms} ms`);
+  ctx.note(
+    `stopped nodes ${stopped.join(' and ')} (graceful, in ${at - stopping} ms); node ${survivor} alone for ${ms} ms`,
+  );
   // What the one node left says while the others are away (asked on its own host port).
   const alone = kafkaClient(
     [ctx.stack.cluster.nodes.find((n) => n.nodeId === survivor)!.broker],
@@ -226,8 +229,9 @@ export async function isrBelowMin(ctx: ScenarioContext): Promise<void> {
     .finally(() => alone.disconnect().catch(() => undefined));
   ctx.note(`node ${survivor} alone: ${JSON.stringify(seen)}`);
   await sleep(Math.max(0, at + ms - Date.now()));
+  ctx.note(`starting nodes ${stopped.join(' and ')} after ${Date.now() - at} ms`);
   await Promise.all(stopped.map((nodeId) => ctx.stack.cluster.start(nodeId)));
-  ctx.note(`nodes ${stopped.join(' and ')} started again after ${Date.now() - at} ms`);
+  ctx.note(`nodes ${stopped.join(' and ')} answer again, ${Date.now() - at} ms after the stops`);
   await waitWhole(ctx);
   ctx.note(`processor instance transactions failed meanwhile: ${(await failedTransactions(ctx)) - failedBefore}`);
 }
