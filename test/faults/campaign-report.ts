@@ -27,6 +27,7 @@ export function runLine(r: RunRecord, total: number): string {
     `[campaign] run ${r.run + 1}/${total} seed ${r.seed} ${r.passed ? 'PASS' : 'FAIL'}: ${faults}; ` +
     `events ${figure(r.events)}, commands ${figure(r.commands)}, lost ${figure(r.lost)}, doubled ${figure(r.doubled)}, ` +
     `stuck ${figure(r.stuck)}; longest recovery ${l ? `${seconds(l.recoveryMs)} (${l.fault})` : '-'}; ${seconds(r.ms)}` +
+    (r.tallyError ? `\n[campaign]   not counted: ${firstLine(r.tallyError)}` : '') +
     (r.passed ? '' : `\n[campaign]   ${firstLine(r.error)}\n[campaign]   replay: ${r.replay}`)
   );
 }
