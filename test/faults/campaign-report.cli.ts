@@ -2,7 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { writeDocsBlock } from '@state-relay/testkit';
 import type { CampaignOptions, RunRecord } from './campaign';
-import { campaignMarkdown, summaryLines } from './campaign-report';
+import { campaignMarkdown, campaignOutput, summaryLines } from './campaign-report';
 import { ROOT, type RunMeta } from './report';
 
 // `pnpm faults:report` (cli.js starts jest on this file): rewrites the campaign block of
@@ -19,8 +19,10 @@ interface CampaignFile {
 }
 
 describe('fault campaign report', () => {
-  it('rewrites the campaign block from docs/faults/campaign.json', async () => {
-    const file = path.join(ROOT, 'docs/faults/campaign.json');
+  const brokers = (JSON.parse(process.env.STATE_RELAY_FAULTS_CLI ?? '{}') as { brokers?: 1 | 3 }).brokers ?? 1;
+  const { file: jsonFile, block } = campaignOutput(brokers);
+  it(`rewrites the ${block} block from ${jsonFile}`, async () => {
+    const file = path.join(ROOT, jsonFile);
     const campaign = JSON.parse(await readFile(file, 'utf8')) as CampaignFile;
     const runs = [...campaign.runs].sort((a, b) => a.run - b.run);
     // A campaign cut short never wrote its end: the file's last write is after its last run.
@@ -29,11 +31,11 @@ describe('fault campaign report', () => {
     for (const line of summaryLines(runs)) process.stdout.write(`${line}\n`);
     writeDocsBlock(
       path.join(ROOT, 'docs/faults.md'),
-      'campaign',
+      block,
       campaignMarkdown(runs, campaign.options, campaign.meta, campaign.parallel ?? 1, campaign.complete ?? true),
     );
     process.stdout.write(
-      `[campaign] wrote the campaign block of docs/faults.md from ${runs.length} runs` +
+      `[campaign] wrote the ${block} block of docs/faults.md from ${runs.length} runs` +
         `${campaign.complete === false ? ` (cut short: ${runs.length} of ${campaign.options.runs})` : ''}\n`,
     );
   });

@@ -11,6 +11,13 @@ function longest(r: RunRecord): { fault: FaultName; recoveryMs: number } | undef
   return [...r.faults].sort((a, b) => b.recoveryMs - a.recoveryMs)[0];
 }
 
+/** Where a campaign on `brokers` brokers writes: its JSON (from the repo root) and its block of docs/faults.md. */
+export function campaignOutput(brokers: 1 | 3): { file: string; block: string } {
+  return brokers === 3
+    ? { file: 'docs/faults/campaign-brokers3.json', block: 'campaign-brokers3' }
+    : { file: 'docs/faults/campaign.json', block: 'campaign' };
+}
+
 export function runLine(r: RunRecord, total: number): string {
   const l = longest(r);
   const faults = r.schedule
@@ -20,6 +27,7 @@ export function runLine(r: RunRecord, total: number): string {
     `[campaign] run ${r.run + 1}/${total} seed ${r.seed} ${r.passed ? 'PASS' : 'FAIL'}: ${faults}; ` +
     `events ${figure(r.events)}, commands ${figure(r.commands)}, lost ${figure(r.lost)}, doubled ${figure(r.doubled)}, ` +
     `stuck ${figure(r.stuck)}; longest recovery ${l ? `${seconds(l.recoveryMs)} (${l.fault})` : '-'}; ${seconds(r.ms)}` +
+    (r.tallyError ? `\n[campaign]   not counted: ${firstLine(r.tallyError)}` : '') +
     (r.passed ? '' : `\n[campaign]   ${firstLine(r.error)}\n[campaign]   replay: ${r.replay}`)
   );
 }
@@ -91,14 +99,18 @@ export function campaignMarkdown(
         ? ''
         : ` **Cut short after ${records.length} of ${o.runs} runs** (stopped before its end; the figures are those ` +
           'runs, written by `pnpm faults:report`).') +
+      (o.brokers === 3
+        ? ' Each deployment on **three brokers**: a KRaft cluster of three combined nodes, topics at RF 3 and ' +
+          '`min.insync.replicas` 2, the cluster faults in the pool.'
+        : ' Each deployment on one broker.') +
       (parallel > 1
-        ? ` ${parallel} deployments side by side (each its own broker, network and services, on the same two ` +
+        ? ` ${parallel} deployments side by side (each its own ${o.brokers === 3 ? 'cluster' : 'broker'}, network and services, on the same two ` +
           'cores), each taking the next run when its last one ended: recovery times include that contention.'
         : ''),
     `Each run: processors on \`EXACTLY_ONCE=${o.exactlyOnce ?? 'v1'}\`, ${int(o.keys)} accounts, load ${o.loadPerSecond} events/s, the sweep at ` +
       (o.rate === 'auto' ? 'about 30 s of walk per fault (`--rate auto`), ' : `${o.rate} commands/s, `) +
       `${o.faultsPerRun[0]}–${o.faultsPerRun[1]} faults; seeds ${seedRange(records, o, complete)}. Raw figures: ` +
-      '[`docs/faults/campaign.json`](faults/campaign.json).',
+      `[\`${campaignOutput(o.brokers ?? 1).file}\`](${campaignOutput(o.brokers ?? 1).file.replace('docs/', '')}).`,
     '',
     '| runs | passed | failed | faults drawn | recovered | events | commands | lost | doubled | stuck |',
     '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',

@@ -1,7 +1,7 @@
 // The entry of `pnpm faults` and `pnpm soak` (root package.json), run under
 // scripts/with-runtime.sh so the container runtime and the base images are there:
-//   pnpm faults [--runs N] [--seed S] [--keys K] [--rate R|auto] [--load E] [--faults MIN-MAX] [--parallel P] [--exactly-once v1|v2] [--no-docs]
-//   pnpm faults:report                (the campaign block of docs/faults.md from docs/faults/campaign.json)
+//   pnpm faults [--runs N] [--seed S] [--keys K] [--rate R|auto] [--load E] [--faults MIN-MAX] [--parallel P] [--exactly-once v1|v2] [--brokers 1|3] [--no-docs]
+//   pnpm faults:report [--brokers 1|3] (the campaign block of docs/faults.md from docs/faults/campaign.json, or -brokers3)
 //   pnpm soak [--minutes M] [--rate E] [--keys K] [--sweep-every S] [--fault-every S] [--exactly-once v1|v2] [--no-docs]
 // Plain JavaScript on purpose: it only reads the options and starts jest, which runs the
 // TypeScript (campaign.cli.ts, soak.cli.ts) with the repo's own transform and gives the
@@ -21,12 +21,13 @@ const MODES = {
       faults: '2-5',
       parallel: 1,
       'exactly-once': 'v2',
+      brokers: 1,
       docs: true,
     },
   },
   // Rewrites the campaign block of docs/faults.md from docs/faults/campaign.json (one that was
   // cut short is written after every run): no containers, nothing run.
-  'faults-report': { file: 'campaign-report.cli.ts', defaults: {} },
+  'faults-report': { file: 'campaign-report.cli.ts', defaults: { brokers: 1 } },
   soak: {
     file: 'soak.cli.ts',
     defaults: {
@@ -78,6 +79,11 @@ function parse(mode, argv) {
       );
     options[name] = n;
   };
+  if (mode !== 'soak') {
+    if (!['1', '3'].includes(String(options.brokers)))
+      fail(`pnpm ${mode}: --brokers must be 1 or 3, got ${options.brokers}`);
+    options.brokers = Number(options.brokers);
+  }
   if (mode === 'faults-report') return options;
   if (!['v1', 'v2'].includes(options['exactly-once']))
     fail(`pnpm ${mode}: --exactly-once must be v1 or v2, got ${options['exactly-once']}`);

@@ -1,9 +1,10 @@
 import { waitUntil } from '@state-relay/testkit';
+import { isrBelowMin, killNode, partitionBroker, rollingRestart } from './cluster-faults';
 import { fillStateDisk, partitionProcessor, partitionScanner } from './infrastructure-faults';
 import { poisonRecords } from './poison';
 import { interruptRebuild } from './rebuild';
 import type { ScenarioContext } from './scenario';
-import { faultsExactlyOnce, type ProcessorOptions, type ServiceNode } from './stack';
+import { faultsExactlyOnce, type BrokerCount, type ProcessorOptions, type ServiceNode } from './stack';
 
 // The faults a scenario can inject, each ending when the system is whole again (every task
 // owned by a ready processor, the scanner answering). None waits for the scan to finish.
@@ -23,7 +24,16 @@ export type FaultName =
   | 'partition-scanner'
   | 'state-disk-full'
   | 'poison-record'
-  | 'interrupted-rebuild';
+  | 'interrupted-rebuild'
+  | ClusterFaultName;
+/** The faults of a three-node cluster (cluster-faults.ts). */
+export type ClusterFaultName =
+  | 'kill-changelog-leader'
+  | 'kill-transaction-coordinator'
+  | 'kill-group-coordinator'
+  | 'rolling-restart'
+  | 'partition-broker'
+  | 'isr-below-min';
 /** One scenario each. */
 export const FAULTS: readonly FaultName[] = [
   'kill-processor',
@@ -41,6 +51,30 @@ export const FAULTS: readonly FaultName[] = [
 ];
 /** What the random schedule draws from: the above, and an unclean broker death. */
 export const SCHEDULE_POOL: readonly FaultName[] = [...FAULTS, 'kill-broker'];
+export const CLUSTER_FAULTS: readonly ClusterFaultName[] = [
+  'kill-changelog-leader',
+  'kill-transaction-coordinator',
+  'kill-group-coordinator',
+  'rolling-restart',
+  'partition-broker',
+  'isr-below-min',
+];
+/**
+ * On three brokers: the service faults, without the single broker's restart and kill (the
+ * cluster's own kills and rolling restart aim at the node that matters to the deployment, see
+ * docs/faults.md), and each cluster fault twice, so that about half of the faults drawn are the
+ * cluster's (the service faults already have their 50-run campaign on one broker).
+ */
+export const CLUSTER_SCHEDULE_POOL: readonly FaultName[] = [
+  ...SCHEDULE_POOL.filter((f) => f !== 'restart-broker' && f !== 'kill-broker'),
+  ...CLUSTER_FAULTS,
+  ...CLUSTER_FAULTS,
+];
+
+/** The pool a campaign on `brokers` brokers draws from. */
+export function schedulePool(brokers: BrokerCount): readonly FaultName[] {
+  return brokers === 3 ? CLUSTER_SCHEDULE_POOL : SCHEDULE_POOL;
+}
 
 /** Every task owned by exactly one ready instance. */
 export async function waitAllTasksOwned(ctx: ScenarioContext, timeoutMs = 180_000): Promise<void> {
@@ -303,5 +337,17 @@ export async function inject(ctx: ScenarioContext, fault: FaultName): Promise<vo
       return poisonRecords(ctx);
     case 'interrupted-rebuild':
       return interruptRebuild(ctx);
+    case 'kill-changelog-leader':
+      return killNode(ctx, 'changelog-leader');
+    case 'kill-transaction-coordinator':
+      return killNode(ctx, 'transaction-coordinator');
+    case 'kill-group-coordinator':
+      return killNode(ctx, 'group-coordinator');
+    case 'rolling-restart':
+      return rollingRestart(ctx);
+    case 'partition-broker':
+      return partitionBroker(ctx);
+    case 'isr-below-min':
+      return isrBelowMin(ctx);
   }
 }

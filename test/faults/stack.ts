@@ -6,9 +6,11 @@ import {
   metricSum,
   newDeployment as newTopics,
   startKafka,
+  startKafkaCluster,
   waitUntil,
   type Deployment,
   type StartedKafka,
+  type StartedKafkaCluster,
 } from '@state-relay/testkit';
 import {
   GenericContainer,
@@ -19,9 +21,11 @@ import {
   Wait,
 } from 'testcontainers';
 
-// The deployed system as containers on one network — Kafka, processor instance(s), scanner —
-// with the faults a test can inject: kill -9 and start again (same container, so its state
-// volume survives), a replacement container (empty state dir), a broker restart.
+// The deployed system as containers on one network — Kafka (one broker, or a three-node KRaft
+// cluster), processor instance(s), scanner — with the faults a test can inject: kill -9 and start
+// again (same container, so its state volume survives), a replacement container (empty state
+// dir), a broker restart, a container cut off the network. The cluster's own faults
+// (cluster-faults.ts) act on `cluster`.
 // Images are built from the Dockerfile (one per service: SERVICE build arg), as test/e2e/stack.itest.ts does.
 
 const ROOT = resolve(__dirname, '../..');
@@ -238,32 +242,69 @@ export interface ScannerOptions {
   chunkSize?: number;
 }
 
-/** Kafka on a network plus the two service images; one per test file. */
 /** The processors' EXACTLY_ONCE: FAULTS_EXACTLY_ONCE when a processor starts (v2, the service default, unless set; `pnpm faults --exactly-once`). */
 export function faultsExactlyOnce(): 'v1' | 'v2' {
   return process.env.FAULTS_EXACTLY_ONCE === 'v1' ? 'v1' : 'v2';
 }
 
+/** How many brokers a stack runs: one container, or a three-node KRaft cluster (topics at RF 3, min ISR 2). */
+export type BrokerCount = 1 | 3;
+
+/** Kafka (one broker or a cluster) on a network plus the two service images; one per test file or campaign deployment. */
 export class FaultStack {
   private readonly nodes: ServiceNode[] = [];
 
   private constructor(
     readonly network: StartedNetwork,
-    readonly kafka: StartedKafka,
+    private readonly single: StartedKafka | undefined,
+    private readonly kafkaCluster: StartedKafkaCluster | undefined,
     private readonly images: Record<Service, GenericContainer>,
   ) {}
 
-  static async start(): Promise<FaultStack> {
+  static async start(options: { brokers?: BrokerCount } = {}): Promise<FaultStack> {
     // One build at a time: the machine has two cores.
     const processor = await buildImage('processor');
     const scanner = await buildImage('scanner');
+    if (options.brokers === 3) {
+      // The services join the cluster's own network and are given every node's internal address.
+      const cluster = await startKafkaCluster({ brokers: 3 });
+      return new FaultStack(cluster.network, undefined, cluster, { processor, scanner });
+    }
     const network = await new Network().start();
     const kafka = await startKafka({ network, alias: 'kafka' });
-    return new FaultStack(network, kafka, { processor, scanner });
+    return new FaultStack(network, kafka, undefined, { processor, scanner });
   }
 
+  get brokerCount(): BrokerCount {
+    return this.kafkaCluster ? 3 : 1;
+  }
+
+  /** The one broker of a single-broker stack (restart-broker, kill-broker and the soak act on it). */
+  get kafka(): StartedKafka {
+    if (!this.single)
+      throw new Error('this stack runs a three-node cluster: its faults act on `cluster` (cluster-faults.ts)');
+    return this.single;
+  }
+
+  /** The three nodes of a cluster stack (FaultStack.start({ brokers: 3 })): kill, start, leaders, coordinators. */
+  get cluster(): StartedKafkaCluster {
+    if (!this.kafkaCluster) throw new Error('this stack runs one broker: start it with { brokers: 3 } for a cluster');
+    return this.kafkaCluster;
+  }
+
+  /** Bootstrap servers for clients on the host: every node's. */
   get brokers(): string[] {
-    return this.kafka.brokers;
+    return this.kafkaCluster?.brokers ?? this.kafka.brokers;
+  }
+
+  /** Bootstrap servers for the services on the stack's network: every node's. */
+  get internalBrokers(): string[] {
+    return this.kafkaCluster?.internalBrokers ?? this.kafka.internalBrokers;
+  }
+
+  /** Every broker container: the one broker, or the cluster's nodes in node id order. */
+  get brokerContainers(): StartedTestContainer[] {
+    return this.kafkaCluster?.nodes.map((n) => n.container) ?? [this.kafka.container];
   }
 
   async startProcessor(d: Deployment, options: ProcessorOptions = {}): Promise<ServiceNode> {
@@ -278,7 +319,7 @@ export class FaultStack {
     const container = await builder
       .withNetwork(this.network)
       .withEnvironment({
-        ...serviceEnv(d, this.kafka.internalBrokers.join(',')),
+        ...serviceEnv(d, this.internalBrokers.join(',')),
         HTTP_PORT: '8080',
         LOG_LEVEL: options.logLevel ?? process.env.FAULTS_LOG_LEVEL ?? 'info',
         SESSION_TIMEOUT_MS: '10000',
@@ -287,6 +328,9 @@ export class FaultStack {
         // One secret for both APIs, so the "token in no log" check covers the processor's too.
         STATE_API_TOKEN: API_TOKEN,
         EXACTLY_ONCE: faultsExactlyOnce(),
+        // Its topics: on a cluster at RF 3 / min ISR 2 (as services/processor/test/cluster.itest.ts), else the broker's default.
+        TOPIC_REPLICATION_FACTOR: this.kafkaCluster ? '3' : '-1',
+        TOPIC_MIN_INSYNC_REPLICAS: this.kafkaCluster ? '2' : '-1',
         // A restarted node is the same instance (v2: the same transactional id).
         INSTANCE_ID: name,
         ...options.env,
@@ -305,7 +349,7 @@ export class FaultStack {
     const container = await this.images.scanner
       .withNetwork(this.network)
       .withEnvironment({
-        ...serviceEnv(d, this.kafka.internalBrokers.join(',')),
+        ...serviceEnv(d, this.internalBrokers.join(',')),
         HTTP_PORT: '8081',
         API_TOKEN: API_TOKEN,
         LOG_LEVEL: options.logLevel ?? process.env.FAULTS_LOG_LEVEL ?? 'info',
@@ -340,15 +384,18 @@ export class FaultStack {
    */
   async transactionsTimedOutSince(prefix: string, sinceMs: number): Promise<string[]> {
     const client = await getContainerRuntimeClient();
-    const c = client.container.getById(this.kafka.container.getId());
     const since = Math.floor(sinceMs / 1000) - 1;
-    const raw = (await c.logs({ stdout: true, stderr: true, follow: false, since })) as unknown as Buffer;
     const ids = new Set<string>();
     const line =
       /^\[(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d),(\d{3})\].*Completed rollback of ongoing transaction for transactionalId (\S+) due to timeout/;
-    for (const l of demux(Buffer.isBuffer(raw) ? raw : Buffer.from(String(raw))).split('\n')) {
-      const m = line.exec(l);
-      if (m && m[4]!.startsWith(prefix) && Date.parse(`${m[1]}T${m[2]}.${m[3]}Z`) >= sinceMs) ids.add(m[4]!);
+    // On a cluster the transaction's coordinator logs it: every node's log is read.
+    for (const container of this.brokerContainers) {
+      const c = client.container.getById(container.getId());
+      const raw = (await c.logs({ stdout: true, stderr: true, follow: false, since })) as unknown as Buffer;
+      for (const l of demux(Buffer.isBuffer(raw) ? raw : Buffer.from(String(raw))).split('\n')) {
+        const m = line.exec(l);
+        if (m && m[4]!.startsWith(prefix) && Date.parse(`${m[1]}T${m[2]}.${m[3]}Z`) >= sinceMs) ids.add(m[4]!);
+      }
     }
     return [...ids];
   }
@@ -364,19 +411,25 @@ export class FaultStack {
     return out;
   }
 
-  /** Kafka's own TransactionsCommand, run inside the broker container; its output lines. */
+  /** Kafka's own TransactionsCommand, run inside a broker container (on a cluster: the first that runs it); its output lines. */
   private async transactionsCommand(args: string[]): Promise<string[]> {
-    const { output, exitCode } = await this.kafka.container.exec([
-      'java',
-      '-cp',
-      '/opt/kafka/libs/*',
-      'org.apache.kafka.tools.TransactionsCommand',
-      '--bootstrap-server',
-      'localhost:29092',
-      ...args,
-    ]);
-    if (exitCode !== 0) throw new Error(`TransactionsCommand ${args[0]} failed (${exitCode}): ${output.slice(0, 500)}`);
-    return output.split('\n');
+    let failure = '';
+    for (const container of this.brokerContainers) {
+      const { output, exitCode } = await container
+        .exec([
+          'java',
+          '-cp',
+          '/opt/kafka/libs/*',
+          'org.apache.kafka.tools.TransactionsCommand',
+          '--bootstrap-server',
+          'localhost:29092',
+          ...args,
+        ])
+        .catch((err: Error) => ({ output: err.message, exitCode: -1 }));
+      if (exitCode === 0) return output.split('\n');
+      failure = `TransactionsCommand ${args[0]} failed (${exitCode}): ${output.slice(0, 500)}`;
+    }
+    throw new Error(failure);
   }
 
   /**
@@ -460,22 +513,28 @@ export class FaultStack {
    */
   async brokerPostMortem(): Promise<string> {
     const client = await getContainerRuntimeClient();
-    const c = client.container.getById(this.kafka.container.getId());
-    try {
-      const { State } = await c.inspect();
-      const raw = (await c.logs({ stdout: true, stderr: true, follow: false, tail: 300 })) as unknown as Buffer;
-      const log = demux(Buffer.isBuffer(raw) ? raw : Buffer.from(String(raw)));
-      return `container state: ${JSON.stringify(State)}\n--- last 300 log lines ---\n${log}`;
-    } catch (err) {
-      return `the broker container cannot be inspected: ${(err as Error).message}`;
+    const out: string[] = [];
+    for (const [i, container] of this.brokerContainers.entries()) {
+      const c = client.container.getById(container.getId());
+      const which = this.kafkaCluster ? `node ${i + 1}` : 'the broker';
+      try {
+        const { State } = await c.inspect();
+        const raw = (await c.logs({ stdout: true, stderr: true, follow: false, tail: 300 })) as unknown as Buffer;
+        const log = demux(Buffer.isBuffer(raw) ? raw : Buffer.from(String(raw)));
+        out.push(`${which}: container state: ${JSON.stringify(State)}\n--- last 300 log lines ---\n${log}`);
+      } catch (err) {
+        out.push(`${which}: the container cannot be inspected: ${(err as Error).message}`);
+      }
     }
+    return out.join('\n');
   }
 
-  /** Whether the broker answers a metadata request from the host now. */
+  /** Whether the broker answers a metadata request from the host now; a cluster, when it lists all its nodes. */
   async brokerAnswers(): Promise<boolean> {
     const admin = kafkaClient(this.brokers, 'fault-harness-probe').admin();
     try {
       await admin.connect();
+      if (this.kafkaCluster) return (await admin.describeCluster()).brokers.length === this.kafkaCluster.nodes.length;
       await admin.fetchTopicMetadata();
       return true;
     } catch {
@@ -485,19 +544,15 @@ export class FaultStack {
     }
   }
 
-  /** The address of each partitioned node on the network, for heal() to give back. */
-  private readonly addresses = new Map<string, string>();
+  /** The endpoints each partitioned container had (network, address, aliases), for heal() to give back. */
+  private readonly endpoints = new Map<string, Array<{ network: string; address?: string; aliases: string[] }>>();
 
   /**
-   * Cuts `node` off the stack's network (the runtime removes its interface): it reaches neither
-   * the broker nor anything else, and its published port stops answering too.
+   * Cuts `node` off the network (the runtime removes its interface): it reaches neither the
+   * broker nor anything else, and its published port stops answering too.
    */
   async partition(node: ServiceNode): Promise<void> {
-    const client = await getContainerRuntimeClient();
-    const info = await client.container.getById(node.id).inspect();
-    const address = Object.values(info.NetworkSettings.Networks ?? {})[0]?.IPAddress;
-    if (address) this.addresses.set(node.id, address);
-    await client.network.getById(this.network.getId()).disconnect({ Container: node.id, Force: true });
+    await this.cut(node.id);
   }
 
   /**
@@ -506,13 +561,67 @@ export class FaultStack {
    * one (what a plain reconnect does), which leaves every connection it had a black hole.
    */
   async heal(node: ServiceNode, options: { newAddress?: boolean } = {}): Promise<void> {
+    await this.reconnect(node.id, options);
+  }
+
+  /** Cuts cluster node `nodeId` off every network it is on (partition-broker; see cut()). */
+  async partitionBroker(nodeId: number): Promise<void> {
+    await this.cut(this.nodeContainerId(nodeId));
+  }
+
+  /** Puts cluster node `nodeId` back at its own addresses and under its alias (`kafka-<id>`, which every node advertises). */
+  async healBroker(nodeId: number): Promise<void> {
+    await this.reconnect(this.nodeContainerId(nodeId), {});
+  }
+
+  /** A graceful stop of cluster node `nodeId` (SIGTERM: a controlled shutdown; the runtime kills it after 60 s). */
+  async stopBroker(nodeId: number): Promise<void> {
     const client = await getContainerRuntimeClient();
-    const address = this.addresses.get(node.id);
-    this.addresses.delete(node.id);
-    await client.network.getById(this.network.getId()).connect({
-      Container: node.id,
-      ...(address && !options.newAddress ? { EndpointConfig: { IPAMConfig: { IPv4Address: address } } } : {}),
-    });
+    await client.container.getById(this.nodeContainerId(nodeId)).stop({ t: 60 });
+  }
+
+  private nodeContainerId(nodeId: number): string {
+    const node = this.cluster.nodes.find((n) => n.nodeId === nodeId);
+    if (!node) throw new Error(`no node ${nodeId} in the cluster`);
+    return node.container.getId();
+  }
+
+  /**
+   * Disconnects the container from every network it is on. A service sits on the stack's network
+   * only; a Kafka node, given a network alias, also on the runtime's default network
+   * (Testcontainers creates it there, then connects it to the cluster's with the alias): cut off
+   * the cluster's network alone, it still reached the other nodes through the host's routing
+   * and its published port still answered (checked: every ISR stayed whole for 20 s).
+   */
+  private async cut(containerId: string): Promise<void> {
+    const client = await getContainerRuntimeClient();
+    const info = await client.container.getById(containerId).inspect();
+    const endpoints = Object.entries(info.NetworkSettings.Networks ?? {}).map(([network, e]) => ({
+      network,
+      ...(e.IPAddress ? { address: e.IPAddress } : {}),
+      // Not the container's own short id, which the runtime adds by itself.
+      aliases: (e.Aliases ?? []).filter((alias: string) => !containerId.startsWith(alias)),
+    }));
+    this.endpoints.set(containerId, endpoints);
+    for (const { network } of endpoints)
+      await client.network.getById(network).disconnect({ Container: containerId, Force: true });
+  }
+
+  private async reconnect(containerId: string, options: { newAddress?: boolean }): Promise<void> {
+    const client = await getContainerRuntimeClient();
+    const endpoints = this.endpoints.get(containerId) ?? [{ network: this.network.getName(), aliases: [] }];
+    this.endpoints.delete(containerId);
+    // The runtime's default network first, as the container was first created there.
+    for (const { network, address, aliases } of [...endpoints].reverse()) {
+      const endpointConfig = {
+        ...(address && !options.newAddress ? { IPAMConfig: { IPv4Address: address } } : {}),
+        ...(aliases.length > 0 ? { Aliases: aliases } : {}),
+      };
+      await client.network.getById(network).connect({
+        Container: containerId,
+        ...(Object.keys(endpointConfig).length > 0 ? { EndpointConfig: endpointConfig } : {}),
+      });
+    }
   }
 
   async removeNode(node: ServiceNode): Promise<void> {
@@ -527,7 +636,9 @@ export class FaultStack {
 
   async stop(): Promise<void> {
     await this.clear();
-    await this.kafka.stop().catch(() => undefined);
+    // The cluster's stop removes its nodes and its network (the stack's).
+    if (this.kafkaCluster) await this.kafkaCluster.stop().catch(() => undefined);
+    else await this.kafka.stop().catch(() => undefined);
     await this.network.stop().catch(() => undefined);
   }
 }
