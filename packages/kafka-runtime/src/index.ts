@@ -75,11 +75,9 @@ export { PartitionReader } from './partition-reader';
 export type { FetchedPart, PartitionReaderOptions } from './partition-reader';
 export {
   boundedSlices,
-  partitionSlicesOf,
+  slicesOf,
   recordBytes,
   DEFAULT_MAX_MESSAGE_BYTES,
-  MAX_MULTI_PARTITION_REQUEST_BYTES,
-  MAX_PARTITION_BATCH_BYTES,
   MAX_REQUEST_BYTES,
   RECORD_OVERHEAD_BYTES,
 } from './request-slices';

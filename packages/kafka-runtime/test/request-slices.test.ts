@@ -1,6 +1,6 @@
 import type { Message } from 'kafkajs';
 import fc from 'fast-check';
-import { boundedSlices, partitionSlicesOf, recordBytes, RECORD_OVERHEAD_BYTES, type TopicMessages } from '../src';
+import { boundedSlices, recordBytes, RECORD_OVERHEAD_BYTES, slicesOf } from '../src';
 
 const message = (key: string, bytes: number): Message => ({ key, value: Buffer.alloc(bytes, 'v') });
 
@@ -37,96 +37,29 @@ describe('produce requests bounded by bytes', () => {
     );
   });
 
-  /** Each request's batches: "topic/partition" (or "topic/keyed") → its records. */
-  const batchesOf = (request: TopicMessages[]) => {
-    const batches = new Map<string, Message[]>();
-    for (const { topic, messages } of request) {
-      for (const m of messages) {
-        const key = `${topic}/${m.partition ?? 'keyed'}`;
-        batches.set(key, [...(batches.get(key) ?? []), m]);
-      }
+  it('120 records of 60 KB go out in requests of at most 512 KiB, not one of 7 MB', () => {
+    const messages = Array.from({ length: 120 }, (_, i) => message(`k${i}`, 60_000));
+    const slices = [...slicesOf([{ topic: 't', messages }], 512 * 1024)];
+    expect(slices.length).toBe(15); // 8 records per request
+    for (const slice of slices) {
+      expect(slice.flatMap((t) => t.messages).reduce((sum, m) => sum + recordBytes(m), 0)).toBeLessThanOrEqual(
+        512 * 1024,
+      );
     }
-    return batches;
-  };
+  });
 
-  it('keeps every record, each partition in order; each batch and each request within its bound unless one record is bigger', () => {
-    fc.assert(
-      fc.property(
-        fc.array(
-          fc.record({
-            topic: fc.constantFrom('changelog', 'results'),
-            partition: fc.option(fc.integer({ min: 0, max: 5 }), { nil: undefined }),
-            size: fc.integer({ min: 0, max: 3_000 }),
-          }),
-          { maxLength: 300 },
-        ),
-        fc.integer({ min: 100, max: 5_000 }),
-        fc.integer({ min: 100, max: 20_000 }),
-        (records, maxPartitionBytes, maxRequestBytes) => {
-          const messages = records.map(({ topic, partition, size }, i) => ({
-            topic,
-            m: { key: `k${i}`, value: Buffer.alloc(size), ...(partition !== undefined && { partition }) } as Message,
-          }));
-          const input: TopicMessages[] = ['changelog', 'results'].map((topic) => ({
-            topic,
-            messages: messages.filter((x) => x.topic === topic).map((x) => x.m),
-          }));
-          const requests = [...partitionSlicesOf(input, { maxPartitionBytes, maxRequestBytes })];
-          const sent = new Map<string, Message[]>();
-          for (const request of requests) {
-            expect(request.length).toBeGreaterThan(0);
-            const batches = batchesOf(request);
-            let bytes = 0;
-            for (const [key, batch] of batches) {
-              const batchBytes = batch.reduce((sum, m) => sum + recordBytes(m), 0);
-              if (batch.length > 1) expect(batchBytes).toBeLessThanOrEqual(maxPartitionBytes);
-              bytes += batchBytes;
-              sent.set(key, [...(sent.get(key) ?? []), ...batch]);
-            }
-            if (batches.size > 1) expect(bytes).toBeLessThanOrEqual(maxRequestBytes);
-          }
-          expect(sent).toEqual(batchesOf(input));
-        },
+  it('slices across topics keep each topic’s records together and in order', () => {
+    const a = [message('a1', 300), message('a2', 300)];
+    const b = [message('b1', 300), message('b2', 300)];
+    const slices = [
+      ...slicesOf(
+        [
+          { topic: 'a', messages: a },
+          { topic: 'b', messages: b },
+        ],
+        2 * (300 + RECORD_OVERHEAD_BYTES + 2) + 1,
       ),
-    );
-  });
-
-  it('a transaction of 120 records of 60 KB over 6 partitions goes out in 3 requests, not 15 of 512 KiB', () => {
-    // Ordered by partition, as a transaction's changelog records are (task by task).
-    const messages = Array.from({ length: 120 }, (_, i) => ({ ...message(`k${i}`, 60_000), partition: i % 6 })).sort(
-      (a, b) => a.partition - b.partition,
-    );
-    const requests = [
-      ...partitionSlicesOf([{ topic: 't', messages }], { maxPartitionBytes: 512 * 1024, maxRequestBytes: 8 << 20 }),
     ];
-    expect(requests.map((r) => [...batchesOf(r).values()].map((b) => b.length))).toEqual([
-      [8, 8, 8, 8, 8, 8],
-      [8, 8, 8, 8, 8, 8],
-      [4, 4, 4, 4, 4, 4],
-    ]);
-  });
-
-  it('a request holds what fits of one round of batches; the rest of the round goes next', () => {
-    const messages = [0, 1, 2].map((partition) => ({ ...message(`k${partition}`, 1_000), partition }));
-    const requests = [
-      ...partitionSlicesOf([{ topic: 't', messages }], {
-        maxPartitionBytes: 10_000,
-        maxRequestBytes: 2 * recordBytes(messages[0]!) + 1,
-      }),
-    ];
-    expect(requests.map((r) => r[0]!.messages.map((m) => m.partition))).toEqual([[0, 1], [2]]);
-  });
-
-  it('counts headers: records whose headers would overfill a batch go in the next request', () => {
-    const headers = { 'sr-inputs': Buffer.alloc(400) };
-    const messages = [0, 1].map((i) => ({ ...message(`k${i}`, 100), partition: 0, headers }));
-    const withoutHeaders = recordBytes(messages[0]!);
-    const requests = [
-      ...partitionSlicesOf([{ topic: 't', messages }], {
-        maxPartitionBytes: 2 * withoutHeaders + 1, // both fit if the headers were not counted
-        maxRequestBytes: 1 << 20,
-      }),
-    ];
-    expect(requests).toHaveLength(2);
+    expect(slices).toEqual([[{ topic: 'a', messages: a }], [{ topic: 'b', messages: b }]]);
   });
 });

@@ -1,11 +1,5 @@
 import { encodeInputPositions, encodeStoredEntity, INPUT_POSITIONS_HEADER } from '@state-relay/contracts';
-import {
-  isFencedError,
-  MAX_MULTI_PARTITION_REQUEST_BYTES,
-  MAX_PARTITION_BATCH_BYTES,
-  partitionSlicesOf,
-  withDeadline,
-} from '@state-relay/kafka-runtime';
+import { isFencedError, MAX_REQUEST_BYTES, slicesOf, withDeadline } from '@state-relay/kafka-runtime';
 import type { Message, Producer, RecordMetadata, Transaction } from 'kafkajs';
 import type { UnitOfWork } from './unit-of-work';
 import { TaskFailure } from './errors';
@@ -154,10 +148,8 @@ export async function commitUnits(
   const run = async () => {
     tx = await producer.transaction();
     // kafkajs does not split a request into record batches the broker accepts
-    // (max.message.bytes, 1 MB by default): send a big unit's records in slices, each partition's
-    // batch bounded, many partitions per request (one round trip each: the producer is idempotent).
-    const bounds = { maxPartitionBytes: MAX_PARTITION_BATCH_BYTES, maxRequestBytes: MAX_MULTI_PARTITION_REQUEST_BYTES };
-    for (const slice of partitionSlicesOf(topicMessages, bounds)) {
+    // (max.message.bytes, 1 MB by default): send a big unit's records in slices.
+    for (const slice of slicesOf(topicMessages, MAX_REQUEST_BYTES)) {
       const sent = await tx.sendBatch({ topicMessages: slice });
       assertEveryPartitionAnswered(slice, sent);
       const counts = new Map<number, number>();
