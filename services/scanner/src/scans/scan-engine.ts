@@ -42,6 +42,8 @@ export class ScanEngine {
   private readonly stopping = new AbortController();
   private current?: Current;
   private loop?: Promise<void>;
+  /** Row counts still running on a worker thread; `stop()` waits for them (each holds a replica connection). */
+  private readonly counts = new Set<Promise<void>>();
   private readonly now: () => number;
 
   constructor(private readonly deps: ScanEngineDeps) {
@@ -92,6 +94,7 @@ export class ScanEngine {
   async stop(): Promise<void> {
     this.stopping.abort();
     await this.loop;
+    await Promise.all(this.counts);
   }
 
   private async run(): Promise<void> {
@@ -167,9 +170,11 @@ export class ScanEngine {
   /** The ETA's denominator, counted off the event loop; the walk does not wait for it. */
   private countRowsFor(id: string, log: Logger): void {
     const { replica, store } = this.deps;
-    countReplicaRows(replica.path)
+    const count = countReplicaRows(replica.path)
       .then((rows) => store.setReplicaRows(id, rows))
-      .catch((err: unknown) => log.warn({ err }, 'counting the replica rows failed; the scan shows no ETA'));
+      .catch((err: unknown) => log.warn({ err }, 'counting the replica rows failed; the scan shows no ETA'))
+      .finally(() => this.counts.delete(count));
+    this.counts.add(count);
   }
 
   /** The replica must reflect at least what the changelog held when the scan started. */
