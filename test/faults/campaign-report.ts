@@ -85,20 +85,91 @@ export function summaryLines(records: RunRecord[]): string[] {
   return lines;
 }
 
+/** One invocation of a campaign run in chunks (`pnpm faults --resume`): what it ran, where, when. */
+export interface CampaignChunk extends RunMeta {
+  /** The run numbers it ended (each run's seed is the campaign's seed + its number). */
+  runs: number[];
+}
+
+/** What `pnpm faults` writes to docs/faults/campaign*.json (chunks: since --resume). */
+export interface CampaignFile {
+  meta: RunMeta;
+  options: CampaignOptions;
+  parallel?: number;
+  complete?: boolean;
+  chunks?: CampaignChunk[];
+  runs: RunRecord[];
+}
+
+/** The options a resumed campaign must share with the file it adds to; each difference, named. */
+export function resumeMismatches(file: CampaignOptions, now: CampaignOptions): string[] {
+  const keys = ['runs', 'seed', 'keys', 'rate', 'loadPerSecond', 'faultsPerRun', 'exactlyOnce', 'brokers'] as const;
+  const flag: Record<(typeof keys)[number], string> = {
+    runs: '--runs',
+    seed: '--seed',
+    keys: '--keys',
+    rate: '--rate',
+    loadPerSecond: '--load',
+    faultsPerRun: '--faults',
+    exactlyOnce: '--exactly-once',
+    brokers: '--brokers',
+  };
+  return keys
+    .filter((k) => JSON.stringify(file[k] ?? null) !== JSON.stringify(now[k] ?? null))
+    .map(
+      (k) =>
+        `${flag[k]}: the file has ${JSON.stringify(file[k] ?? null)}, this command ${JSON.stringify(now[k] ?? null)}`,
+    );
+}
+
+/** The run numbers still to do, in order, at most `chunk` of them. */
+export function runsToDo(total: number, done: readonly RunRecord[], chunk = Infinity): number[] {
+  const ended = new Set(done.map((r) => r.run));
+  return Array.from({ length: total }, (_, i) => i)
+    .filter((i) => !ended.has(i))
+    .slice(0, chunk);
+}
+
+function madeBy(meta: RunMeta, chunks: readonly CampaignChunk[]): string {
+  if (chunks.length <= 1) return `Made by \`${meta.command}\` on ${provenance(meta)}.`;
+  return (
+    `Made in ${chunks.length} chunks (\`--resume\`), each its own command and commit: ` +
+    chunks.map((c) => `runs ${runList(c.runs)} by \`${c.command}\` on ${provenance(c)}`).join('; ') +
+    '.'
+  );
+}
+
+/** 0-based run numbers as 1-based ranges: [0,1,2,5] -> "1–3, 6". */
+export function runList(runs: readonly number[]): string {
+  const sorted = [...runs].sort((a, b) => a - b);
+  const parts: string[] = [];
+  for (let i = 0; i < sorted.length;) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
+    parts.push(i === j ? `${sorted[i]! + 1}` : `${sorted[i]! + 1}–${sorted[j]! + 1}`);
+    i = j + 1;
+  }
+  return parts.join(', ');
+}
+
 export function campaignMarkdown(
   records: RunRecord[],
   o: CampaignOptions,
   meta: RunMeta,
   parallel = 1,
   complete = true,
+  chunks: readonly CampaignChunk[] = [],
 ): string {
   const failed = records.filter((r) => !r.passed);
   const out = [
-    `Made by \`${meta.command}\` on ${provenance(meta)}.` +
+    madeBy(meta, chunks) +
       (complete
         ? ''
-        : ` **Cut short after ${records.length} of ${o.runs} runs** (stopped before its end; the figures are those ` +
-          'runs, written by `pnpm faults:report`).') +
+        : chunks.length > 1 || (chunks.length === 1 && chunks[0]!.finishedAt !== undefined)
+          ? ` **${records.length} of ${o.runs} runs so far**: a campaign in chunks, whose next chunk is the same ` +
+            'command with `--resume` (the figures are those runs).'
+          : ` **Cut short after ${records.length} of ${o.runs} runs** (stopped before its end; the figures are those ` +
+            'runs, written by `pnpm faults:report`).') +
       (o.brokers === 3
         ? ' Each deployment on **three brokers**: a KRaft cluster of three combined nodes, topics at RF 3 and ' +
           '`min.insync.replicas` 2, the cluster faults in the pool.'

@@ -85,20 +85,22 @@ export function replayCommand(seed: number, o: CampaignOptions): string {
 /**
  * Runs the campaign, one run at a time on each of `stacks` (each its own broker and network):
  * a stack takes the next run when its last one ended, so runs that mostly wait (a session
- * expiry, a freeze) overlap. Reports each run as it ends; returns them in run order.
+ * expiry, a freeze) overlap. Reports each run as it ends; returns them in run order. `runs`
+ * (the run numbers to do, all of 0..o.runs-1 by default) lets a long campaign go in chunks.
  */
 export async function runCampaign(
   stacks: FaultStack[],
   o: CampaignOptions,
   onRun: (r: RunRecord) => void,
   replaceStack?: (broken: FaultStack) => Promise<FaultStack>,
+  runs: readonly number[] = Array.from({ length: o.runs }, (_, i) => i),
 ): Promise<RunRecord[]> {
   const records: RunRecord[] = [];
   let next = 0;
   await Promise.all(
     stacks.map(async (_, slot) => {
-      for (let run = next++; run < o.runs; run = next++) {
-        const record = await runOne(stacks[slot]!, o, run);
+      for (let i = next++; i < runs.length; i = next++) {
+        const record = await runOne(stacks[slot]!, o, runs[i]!);
         records.push(record);
         onRun(record);
         // A failed run can leave its deployment without a broker (one that did not come back

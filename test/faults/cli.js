@@ -1,6 +1,6 @@
 // The entry of `pnpm faults` and `pnpm soak` (root package.json), run under
 // scripts/with-runtime.sh so the container runtime and the base images are there:
-//   pnpm faults [--runs N] [--seed S] [--keys K] [--rate R|auto] [--load E] [--faults MIN-MAX] [--parallel P] [--exactly-once v1|v2] [--brokers 1|3] [--no-docs]
+//   pnpm faults [--runs N] [--seed S] [--keys K] [--rate R|auto] [--load E] [--faults MIN-MAX] [--parallel P] [--exactly-once v1|v2] [--brokers 1|3] [--chunk C] [--resume] [--no-docs]
 //   pnpm faults:report [--brokers 1|3] (the campaign block of docs/faults.md from docs/faults/campaign.json, or -brokers3)
 //   pnpm soak [--minutes M] [--rate E] [--keys K] [--sweep-every S] [--fault-every S] [--exactly-once v1|v2] [--no-docs]
 // Plain JavaScript on purpose: it only reads the options and starts jest, which runs the
@@ -22,6 +22,8 @@ const MODES = {
       parallel: 1,
       'exactly-once': 'v2',
       brokers: 1,
+      chunk: null,
+      resume: false,
       docs: true,
     },
   },
@@ -58,8 +60,12 @@ function parse(mode, argv) {
       options.docs = false;
       continue;
     }
+    if (arg === '--resume' && 'resume' in defaults) {
+      options.resume = true;
+      continue;
+    }
     const m = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
-    if (!m || !(m[1] in defaults) || m[1] === 'docs')
+    if (!m || !(m[1] in defaults) || m[1] === 'docs' || m[1] === 'resume')
       fail(
         `pnpm ${mode}: unknown option ${arg}; options: ${Object.keys(defaults)
           .map((k) => `--${k}`)
@@ -88,7 +94,9 @@ function parse(mode, argv) {
   if (!['v1', 'v2'].includes(options['exactly-once']))
     fail(`pnpm ${mode}: --exactly-once must be v1 or v2, got ${options['exactly-once']}`);
   if (mode === 'faults') {
-    ['runs', 'keys', 'load', 'parallel'].forEach((n) => positive(n));
+    ['runs', 'keys', 'load', 'parallel', 'chunk'].forEach((n) => positive(n));
+    if (options.resume && !options.docs)
+      fail('pnpm faults: --resume adds to the campaign file, which --no-docs does not write');
     positive('rate', { integer: false, allow: ['auto'] });
     const f = /^(\d+)-(\d+)$/.exec(String(options.faults));
     if (!f || Number(f[1]) < 1 || Number(f[1]) > Number(f[2]))
