@@ -1,5 +1,6 @@
 import { COMMAND_OUTCOMES, DEAD_LETTER_CODES, DECODE_ERROR_CODES } from '@state-relay/contracts';
 import { createServiceRegistry, httpRequestDuration, LATENCY_BUCKETS, metricFactory } from '@state-relay/service-kit';
+import { collectCommittedLag, type CommittedLagSource } from './status/committed-lag';
 import { TaskFailureKinds } from './tasks/errors';
 
 // Label values exported at 0 from the start (see MetricFactory.counter), so alerts on increase()
@@ -27,6 +28,7 @@ export function createProcessorMetrics() {
     ['state'],
   );
   for (const state of TASK_STATES) taskStates.set({ state }, 0);
+  let committedLagSource: CommittedLagSource | undefined;
   return {
     registry,
     httpRequestDuration: httpRequestDuration(metrics, 'processor'),
@@ -110,11 +112,25 @@ export function createProcessorMetrics() {
     ),
     storeEntities: metrics.gauge('processor_store_entities', 'Entities in each task store', ['task']),
     storeBytes: metrics.gauge('processor_store_bytes', 'Size of each task store on disk (database and WAL)', ['task']),
+    // Set from each processed batch (kafkajs's offsetLag): a consumer that stops fetching keeps its last value.
     consumerLag: metrics.gauge(
       'processor_consumer_lag_records',
       'Records between the last processed batch and the partition end, per input topic and partition',
       ['topic', 'partition'],
     ),
+    // Read from Kafka at scrape time: it grows whenever this instance stops committing, for whatever reason.
+    committedLag: metrics.gauge(
+      'processor_committed_lag_records',
+      'Records between the group’s committed offset and the partition end, for the input partitions this instance owns, read at scrape time (no series while Kafka does not answer within 2 s)',
+      ['topic', 'partition'],
+      function () {
+        return collectCommittedLag(this, committedLagSource);
+      },
+    ),
+    /** Where processor_committed_lag_records is read from: the processor sets it on start, clears it on stop. */
+    readCommittedLagFrom(source: CommittedLagSource | undefined): void {
+      committedLagSource = source;
+    },
     staleOffsets: metrics.counter(
       'processor_stale_offsets_total',
       'Task starts where the group’s committed offset of an input was behind the position its restored store reflects (read stale after the fence); the task continued from the store’s, by input topic',

@@ -134,7 +134,8 @@ export class Processor {
       },
     });
     this.admin = admin;
-    this.inputLag = new InputLagProbe({ admin, groupId: this.groupId, topics: this.inputTopics });
+    const inputLag = new InputLagProbe({ admin, groupId: this.groupId, topics: this.inputTopics });
+    this.inputLag = inputLag;
 
     const inputTopics = this.inputTopics;
     const topics = {
@@ -217,6 +218,7 @@ export class Processor {
       },
     });
     this.lifecycle = lifecycle;
+    metrics.readCommittedLagFrom({ read: () => inputLag.read(), owned: () => lifecycle.owned });
     await committer?.start(lifecycle);
     this.group = new GroupConsumer({
       kafka: this.kafka,
@@ -238,6 +240,7 @@ export class Processor {
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
+    this.deps.metrics.readCommittedLagFrom(undefined);
     this.stopStoreMetrics?.();
     this.group?.stopWatching();
     await this.lifecycle?.drain();
