@@ -175,8 +175,11 @@ function formatWithScram(users: Record<string, string>): Pick<BrokerSecurity, 'e
     'set -e',
     'props=/tmp/format-scram.properties',
     `printf '%s\\n' process.roles=broker,controller "node.id=$KAFKA_NODE_ID" "controller.quorum.voters=$KAFKA_CONTROLLER_QUORUM_VOTERS" controller.listener.names=CONTROLLER listeners=BROKER://:29092,CONTROLLER://:9093 advertised.listeners=BROKER://localhost:29092 listener.security.protocol.map=BROKER:PLAINTEXT,CONTROLLER:PLAINTEXT inter.broker.listener.name=BROKER "log.dirs=$KAFKA_LOG_DIRS" >"$props"`,
-    // kafka-run-class.sh and this class are in the official images (3.9 and 4.x) and in ours.
-    '/opt/kafka/bin/kafka-run-class.sh kafka.tools.StorageTool format --ignore-formatted -t "$CLUSTER_ID" -c "$props" "$@"',
+    // StorageTool is kafka.tools.StorageTool on 3.9 and 4.x; a local image built before
+    // images/kafka/bin existed has no kafka-run-class.sh, only the jars.
+    'if [ -x /opt/kafka/bin/kafka-run-class.sh ]; then run() { /opt/kafka/bin/kafka-run-class.sh "$@"; }',
+    'else run() { java -cp \'/opt/kafka/libs/*\' "$@"; }; fi',
+    'run kafka.tools.StorageTool format --ignore-formatted -t "$CLUSTER_ID" -c "$props" "$@"',
     'exec /etc/kafka/docker/run',
   ].join('\n');
   const scram = Object.entries(users).flatMap(([name, password]) =>
