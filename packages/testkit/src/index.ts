@@ -34,3 +34,4 @@ export {
 } from './secure-kafka';
 export { makeTestCa } from './broker-security';
 export * from './kafka-cluster';
+export * from './coordinators';
