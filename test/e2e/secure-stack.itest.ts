@@ -1,11 +1,18 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { connect } from 'node:tls';
 import { DORMANCY_SWEEP } from '@state-relay/accounts';
 import { accountsOracle } from '@state-relay/accounts/testing';
 import { evaluateCondition } from '@state-relay/rules';
-import { freePort, kafkaClient, startSecureKafka, type SecureKafka } from '@state-relay/testkit';
+import {
+  freePort,
+  kafkaClient,
+  makeTestCa,
+  startSecureKafkaCluster,
+  type SecureKafkaCluster,
+} from '@state-relay/testkit';
 import {
   demoEvents,
   deploymentEnv,
@@ -16,17 +23,31 @@ import {
   type Deployment,
 } from '../../services/processor/test/harness';
 import { ScannerProcess, scannerEnv, TOKEN } from '../../services/scanner/test/scanner-harness';
+import { ConfigResourceTypes, type Admin } from 'kafkajs';
 
-// The whole stack over SASL_SSL: the processor, the scanner and the CLI against a broker whose
-// client listener takes SCRAM-SHA-512 over TLS only (certificates and users made by the test),
-// the CA and the password from files as a secrets mount gives them. Then the two mistakes an
-// operator makes first: a wrong password and a CA that did not sign the broker's certificate,
-// each a prompt exit naming the setting, never the secret.
+// The whole stack over SASL_SSL: the processor, the scanner and the CLI against a three-broker
+// cluster whose client listeners take SCRAM-SHA-512 over TLS only (certificates and users made by
+// the test), topics at replication factor 3 and min.insync.replicas 2, the CA and the password
+// from files as a secrets mount gives them. Then the two mistakes an operator makes first: a wrong
+// password and a CA that did not sign the brokers' certificates, each a prompt exit naming the
+// setting, never the secret.
 
 const ROOT = resolve(__dirname, '../..');
 const PROCESSOR = join(ROOT, 'services/processor/dist/server.js');
 const CLI = join(ROOT, 'services/scanner/dist/cli/main.js');
 const AS_OF = '2026-11-01T00:00:00.000Z';
+
+/** Whether a TLS handshake with `broker` that trusts `ca` and expects the name `servername` succeeds; otherwise why not. */
+function tlsHandshake(broker: string, ca: Buffer, servername: string): Promise<true | string> {
+  const [host, port] = broker.split(':');
+  return new Promise((res) => {
+    const socket = connect({ host, port: Number(port), ca, servername }, () => {
+      socket.end();
+      res(true);
+    });
+    socket.once('error', (err) => res(err.message));
+  });
+}
 
 /** Runs a built entry point to its exit: code and everything it printed. */
 function run(
@@ -55,16 +76,26 @@ function run(
 }
 
 describe('the stack over SASL_SSL (processor, scanner, CLI)', () => {
-  let kafka: SecureKafka;
+  let kafka: SecureKafkaCluster;
   let dir: string;
   let d: Deployment;
   let security: Record<string, string>;
+  let otherCa: string;
   let processor: ProcessorProcess | undefined;
   let scanner: ScannerProcess | undefined;
+  let admin: Admin | undefined;
+  const clientSecurity = () => ({
+    ssl: { ca: [readFileSync(kafka.caFile)] },
+    sasl: { mechanism: 'scram-sha-512' as const, username: 'relay', password: kafka.users.relay! },
+  });
 
   beforeAll(async () => {
-    kafka = await startSecureKafka();
+    const t0 = Date.now();
+    kafka = await startSecureKafkaCluster({ brokers: 3 });
+    process.stdout.write(`[secure-stack] 3 secured nodes ready in ${Date.now() - t0} ms: ${kafka.brokers.join(',')}\n`);
     dir = mkdtempSync(join(tmpdir(), 'secure-stack-'));
+    // Any valid CA that is not the brokers': no broker's chain leads to it.
+    otherCa = makeTestCa(mkdtempSync(join(dir, 'other-ca-')));
     writeFileSync(join(dir, 'kafka-password'), `${kafka.users.relay}\n`);
     security = {
       KAFKA_SECURITY_PROTOCOL: 'SASL_SSL',
@@ -74,8 +105,9 @@ describe('the stack over SASL_SSL (processor, scanner, CLI)', () => {
       KAFKA_SASL_PASSWORD_FILE: join(dir, 'kafka-password'),
     };
     d = newDeployment(kafka.brokers, 3);
-  }, 180_000);
+  }, 300_000);
   afterAll(async () => {
+    await admin?.disconnect();
     await scanner?.stop();
     scanner?.cleanup();
     await processor?.stop();
@@ -84,12 +116,29 @@ describe('the stack over SASL_SSL (processor, scanner, CLI)', () => {
   });
 
   it('seeds, sweeps through the CLI and answers state, every connection SCRAM over TLS', async () => {
-    processor = await new ProcessorProcess(d).start(security);
-    await processor.waitReady(120_000);
-    const client = kafkaClient(kafka.brokers, 'secure-stack-seed', {
-      ssl: { ca: [readFileSync(kafka.caFile)] },
-      sasl: { mechanism: 'scram-sha-512', username: 'relay', password: kafka.users.relay! },
+    processor = await new ProcessorProcess(d).start({
+      ...security,
+      TOPIC_REPLICATION_FACTOR: '3',
+      TOPIC_MIN_INSYNC_REPLICAS: '2',
     });
+    await processor.waitReady(120_000);
+    const client = kafkaClient(kafka.brokers, 'secure-stack-seed', clientSecurity());
+    admin = client.admin();
+    await admin.connect();
+    const topics = [d.eventsTopic, d.commandsTopic, d.resultsTopic, d.changelogTopic];
+    const meta = await admin.fetchTopicMetadata({ topics });
+    const replicas = meta.topics.flatMap((t) => t.partitions.map((p) => [t.name, p.replicas.length]));
+    expect(replicas).toEqual(replicas.map(([name]) => [name, 3]));
+    const { resources } = await admin.describeConfigs({
+      includeSynonyms: false,
+      resources: topics.map((name) => ({
+        type: ConfigResourceTypes.TOPIC,
+        name,
+        configNames: ['min.insync.replicas'],
+      })),
+    });
+    const minIsr = Object.fromEntries(resources.map((r) => [r.resourceName, r.configEntries[0]?.configValue]));
+    expect(minIsr).toEqual(Object.fromEntries(topics.map((name) => [name, '2'])));
     const events = demoEvents(400, 3, 31);
     await produceEvents(client, d.eventsTopic, events);
     await waitCaughtUp(client, d.appId, d.eventsTopic);
@@ -141,27 +190,6 @@ describe('the stack over SASL_SSL (processor, scanner, CLI)', () => {
   }, 120_000);
 
   it('a CA that did not sign the broker certificate stops the scanner at once, naming KAFKA_SSL_CA_FILE', async () => {
-    const otherCa = join(dir, 'other-ca.pem');
-    // Any valid certificate that is not the test CA: the broker's chain does not lead to it.
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-keyout',
-        join(dir, 'other.key'),
-        '-out',
-        otherCa,
-        '-days',
-        '1',
-        '-subj',
-        '/CN=not the broker CA',
-      ],
-      { stdio: 'ignore' },
-    );
     const stateDir = mkdtempSync(join(tmpdir(), 'secure-scanner-'));
     try {
       const { code, output } = await run(
@@ -178,4 +206,40 @@ describe('the stack over SASL_SSL (processor, scanner, CLI)', () => {
       rmSync(stateDir, { recursive: true, force: true });
     }
   }, 120_000);
+
+  it('every node presents a certificate the test CA signed for its host and network names, and refuses an untrusted CA', async () => {
+    const ca = readFileSync(kafka.caFile);
+    const untrusted = readFileSync(otherCa);
+    // Every node at once: each answers in well under a second, but a loaded machine adds up.
+    const answers = await Promise.all(
+      kafka.brokers.map(async (broker, i) => {
+        const network = `kafka-${i + 1}`;
+        const lone = kafkaClient([broker], 'secure-stack-untrusted', { ...clientSecurity(), ssl: { ca: [untrusted] } });
+        const admin = lone.admin({ retry: { retries: 0 } });
+        const [asNetworkName, asLocalhost, asOtherName, untrustedTls, untrustedClient] = await Promise.all([
+          tlsHandshake(broker, ca, network),
+          tlsHandshake(broker, ca, 'localhost'),
+          tlsHandshake(broker, ca, 'kafka-9'),
+          tlsHandshake(broker, untrusted, network),
+          admin.connect().then(
+            () => 'connected',
+            (err: Error) => err.message,
+          ),
+        ]);
+        await admin.disconnect();
+        return { broker, asNetworkName, asLocalhost, asOtherName, untrustedTls, untrustedClient };
+      }),
+    );
+    expect(answers).toEqual(
+      kafka.brokers.map((broker) => ({
+        broker,
+        asNetworkName: true,
+        asLocalhost: true,
+        asOtherName: expect.stringMatching(/does not match certificate's altnames/),
+        untrustedTls: expect.stringMatching(/self[- ]signed certificate/),
+        untrustedClient: expect.stringMatching(/certificate/),
+      })),
+    );
+    expect(kafka.internalBrokers).toEqual(['kafka-1:19092', 'kafka-2:19092', 'kafka-3:19092']);
+  }, 60_000);
 });

@@ -25,5 +25,13 @@ export { LatencyHistogram, percentileOf, type LatencySummary } from './report/hi
 export { replaceDocsBlock, writeDocsBlock, formatWithPrettier } from './report/docs-block';
 export { lineChart, niceCeil, logTicks } from './report/svg-chart';
 export type { LineChart, ChartPanel, ChartSeries, ChartAxis } from './report/svg-chart';
-export { startSecureKafka, type SecureKafka } from './secure-kafka';
+export {
+  startSecureKafka,
+  startSecureKafkaCluster,
+  type SecureKafka,
+  type SecureKafkaCluster,
+  type KafkaCredentials,
+} from './secure-kafka';
+export { makeTestCa } from './broker-security';
 export * from './kafka-cluster';
+export * from './coordinators';

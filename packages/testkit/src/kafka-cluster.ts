@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Admin, Kafka } from 'kafkajs';
+import type { KafkaConfig } from 'kafkajs';
 import {
   GenericContainer,
   getContainerRuntimeClient,
@@ -7,6 +7,7 @@ import {
   type StartedNetwork,
   type StartedTestContainer,
 } from 'testcontainers';
+import type { BrokerSecurity } from './broker-security';
 import { freePort } from './free-port';
 import { kafkaImage } from './images';
 import { kafkaClient } from './kafka';
@@ -24,6 +25,8 @@ export interface KafkaClusterOptions {
   environment?: Record<string, string>;
   /** How long the nodes may take to form the quorum and answer; 180 s by default. */
   startupTimeoutMs?: number;
+  /** Secures the client listeners, HOST and INTERNAL, of each node (startSecureKafkaCluster); plain text by default. */
+  security?: (node: { nodeId: number; alias: string }) => BrokerSecurity;
 }
 
 export interface KafkaClusterNode {
@@ -77,11 +80,15 @@ export async function startKafkaCluster(options: KafkaClusterOptions = {}): Prom
   }
   const alias = (id: number) => `kafka-${id}`;
   const voters = ids.map((id) => `${id}@${alias(id)}:9093`).join(',');
+  const security = ids.map((id) => options.security?.({ nodeId: id, alias: alias(id) }));
+  const client: ClientSecurity = security[0]?.client ?? {};
+  const clientProtocol = security[0]?.protocol ?? 'PLAINTEXT';
   const network = await new Network().start();
 
   const builders = ids.map((id, i) => {
     const port = ports[i]!;
-    return new GenericContainer(options.image ?? kafkaImage())
+    const secured = security[i];
+    const builder = new GenericContainer(options.image ?? kafkaImage())
       .withName(`${name}-${alias(id)}`)
       .withNetwork(network)
       .withNetworkAliases(alias(id))
@@ -92,7 +99,7 @@ export async function startKafkaCluster(options: KafkaClusterOptions = {}): Prom
         KAFKA_PROCESS_ROLES: 'broker,controller',
         KAFKA_LISTENERS: `HOST://:${port},INTERNAL://:19092,BROKER://:29092,CONTROLLER://:9093`,
         KAFKA_ADVERTISED_LISTENERS: `HOST://127.0.0.1:${port},INTERNAL://${alias(id)}:19092,BROKER://${alias(id)}:29092`,
-        KAFKA_LISTENER_SECURITY_PROTOCOL_MAP: 'HOST:PLAINTEXT,INTERNAL:PLAINTEXT,BROKER:PLAINTEXT,CONTROLLER:PLAINTEXT',
+        KAFKA_LISTENER_SECURITY_PROTOCOL_MAP: `HOST:${clientProtocol},INTERNAL:${clientProtocol},BROKER:PLAINTEXT,CONTROLLER:PLAINTEXT`,
         KAFKA_INTER_BROKER_LISTENER_NAME: 'BROKER',
         KAFKA_CONTROLLER_LISTENER_NAMES: 'CONTROLLER',
         KAFKA_CONTROLLER_QUORUM_VOTERS: voters,
@@ -112,10 +119,17 @@ export async function startKafkaCluster(options: KafkaClusterOptions = {}): Prom
         // A killed replica leaves the ISR after 10 s without fetching (Kafka's default is 30 s).
         KAFKA_REPLICA_LAG_TIME_MAX_MS: '10000',
         KAFKA_HEAP_OPTS: '-Xms256m -Xmx512m',
+        ...secured?.environment,
         ...options.environment,
       })
       .withLabels({ 'dev.state-relay.role': 'kafka', [KAFKA_CLUSTER_LABEL]: name })
-      .withWaitStrategy(new NodeAnswers([`127.0.0.1:${port}`]).withStartupTimeout(startupTimeoutMs));
+      .withWaitStrategy(new NodeAnswers([`127.0.0.1:${port}`], client).withStartupTimeout(startupTimeoutMs));
+    return secured
+      ? builder
+          .withCopyContentToContainer(secured.files)
+          .withEntrypoint(secured.entrypoint)
+          .withCommand(secured.command)
+      : builder;
   });
 
   // Concurrently: a node does not answer before a quorum of controllers runs.
@@ -136,8 +150,8 @@ export async function startKafkaCluster(options: KafkaClusterOptions = {}): Prom
     nodes,
     kill: (nodeId) => killNode(nodeOf(nodes, nodeId)),
     start: async (nodeId) => {
-      await startNode(nodeOf(nodes, nodeId), startupTimeoutMs);
-      await waitForBrokers(cluster.brokers, n, startupTimeoutMs);
+      await startNode(nodeOf(nodes, nodeId), client, startupTimeoutMs);
+      await waitForBrokers(cluster.brokers, client, n, startupTimeoutMs);
     },
     stop: () => removeCluster(name, network),
   };
@@ -146,7 +160,7 @@ export async function startKafkaCluster(options: KafkaClusterOptions = {}): Prom
     throw failed.reason;
   }
   try {
-    await waitForBrokers(cluster.brokers, n, startupTimeoutMs);
+    await waitForBrokers(cluster.brokers, client, n, startupTimeoutMs);
   } catch (err) {
     await cluster.stop().catch(() => undefined);
     throw err;
@@ -155,6 +169,7 @@ export async function startKafkaCluster(options: KafkaClusterOptions = {}): Prom
 }
 
 type WaitedContainer = Parameters<BrokerAnswers['waitUntilReady']>[0];
+type ClientSecurity = Pick<KafkaConfig, 'ssl' | 'sasl'>;
 
 /** BrokerAnswers, and when it fails the end of the node's log in the error: Testcontainers removes a container whose wait failed. */
 class NodeAnswers extends BrokerAnswers {
@@ -207,18 +222,23 @@ async function killNode(node: KafkaClusterNode): Promise<void> {
   });
 }
 
-async function startNode(node: KafkaClusterNode, timeoutMs: number): Promise<void> {
+async function startNode(node: KafkaClusterNode, client: ClientSecurity, timeoutMs: number): Promise<void> {
   const container = await dockerContainer(node);
   await container.start();
-  await new NodeAnswers([node.broker]).withStartupTimeout(timeoutMs).waitUntilReady(container);
+  await new NodeAnswers([node.broker], client).withStartupTimeout(timeoutMs).waitUntilReady(container);
 }
 
 /** Until DescribeCluster, asked through any node, lists `count` brokers. */
-async function waitForBrokers(brokers: string[], count: number, timeoutMs: number): Promise<void> {
+async function waitForBrokers(
+  brokers: string[],
+  client: ClientSecurity,
+  count: number,
+  timeoutMs: number,
+): Promise<void> {
   let seen = 0;
   await waitUntil(
     async () => {
-      const admin = kafkaClient(brokers, 'testkit-cluster-probe').admin({ retry: { retries: 0 } });
+      const admin = kafkaClient(brokers, 'testkit-cluster-probe', client).admin({ retry: { retries: 0 } });
       try {
         await admin.connect();
         seen = (await admin.describeCluster()).brokers.length;
@@ -257,66 +277,4 @@ async function removeCluster(name: string, network: StartedNetwork): Promise<voi
     }),
   );
   await network.stop();
-}
-
-/** The node id leading `topic`'s `partition`, from fresh metadata; -1 when it has none. */
-export async function leaderOf(admin: Admin, topic: string, partition: number): Promise<number> {
-  const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
-  const found = topics[0]?.partitions.find((p) => p.partitionId === partition);
-  if (!found) throw new Error(`no partition ${partition} of ${topic} in the metadata`);
-  return found.leader;
-}
-
-/** The node id of the transaction coordinator of `transactionalId`, from a FindCoordinator request. */
-export async function transactionCoordinatorOf(kafka: Kafka, transactionalId: string): Promise<number> {
-  return findCoordinator(kafka, transactionalId, 'transaction');
-}
-
-/**
- * The node id of the group coordinator of `groupId`: the leader of the __consumer_offsets
- * partition the group maps to (abs(groupId.hashCode()) % partitions, as the broker computes
- * it). Through the admin's public API; transactionCoordinatorOf asks the broker instead.
- */
-export async function groupCoordinatorOf(admin: Admin, groupId: string): Promise<number> {
-  const { topics } = await admin.fetchTopicMetadata({ topics: ['__consumer_offsets'] });
-  const partitions = topics[0]?.partitions ?? [];
-  if (partitions.length === 0) throw new Error('__consumer_offsets has no partitions yet');
-  return leaderOf(admin, '__consumer_offsets', partitionFor(groupId, partitions.length));
-}
-
-/** Kafka's Utils.abs(key.hashCode()) % partitions for a Java String. */
-export function partitionFor(key: string, partitions: number): number {
-  let hash = 0;
-  for (let i = 0; i < key.length; i++) hash = (Math.imul(hash, 31) + key.charCodeAt(i)) | 0;
-  const abs = hash === -2147483648 ? 0 : Math.abs(hash);
-  return abs % partitions;
-}
-
-// kafkajs has no public FindCoordinator: its Cluster (made by the Kafka object's private
-// createCluster, as admin() and producer() make theirs) asks it.
-interface KafkajsCluster {
-  connect(): Promise<void>;
-  disconnect(): Promise<void>;
-  refreshMetadata(): Promise<void>;
-  findGroupCoordinatorMetadata(args: {
-    groupId: string;
-    coordinatorType: number;
-  }): Promise<{ coordinator: { nodeId: number } }>;
-}
-
-/** The node id a FindCoordinator request names for a group or a transactional id. */
-export async function findCoordinator(kafka: Kafka, key: string, type: 'group' | 'transaction'): Promise<number> {
-  const coordinatorType = type === 'group' ? 0 : 1;
-  const symbol = Object.getOwnPropertySymbols(kafka).find((s) => s.description === 'private:Kafka:createCluster');
-  if (!symbol) throw new Error("this kafkajs has no private createCluster: FindCoordinator can't be sent");
-  const createCluster = (kafka as unknown as Record<symbol, (o: object) => KafkajsCluster>)[symbol]!;
-  const cluster = createCluster({});
-  await cluster.connect();
-  try {
-    await cluster.refreshMetadata(); // the broker pool asks each known node in turn
-    const { coordinator } = await cluster.findGroupCoordinatorMetadata({ groupId: key, coordinatorType });
-    return coordinator.nodeId;
-  } finally {
-    await cluster.disconnect();
-  }
 }

@@ -1,5 +1,6 @@
 import type { KafkaConfig } from 'kafkajs';
 import { GenericContainer, StartedNetwork, StartedTestContainer, WaitStrategy } from 'testcontainers';
+import type { BrokerSecurity } from './broker-security';
 import { freePort } from './free-port';
 import { kafkaImage } from './images';
 import { kafkaClient } from './kafka';
@@ -11,14 +12,8 @@ export interface KafkaContainerOptions {
   alias?: string;
   /** Host port for the client listener; a free one by default. */
   hostPort?: number;
-  /** The host listener's security protocol and broker settings (startSecureKafka); PLAINTEXT by default. */
-  hostListener?: {
-    protocol: 'SASL_SSL';
-    environment: Record<string, string>;
-    files: Array<{ content: Buffer; target: string }>;
-    /** How the readiness probe connects. */
-    client: Pick<KafkaConfig, 'ssl' | 'sasl'>;
-  };
+  /** The host listener's security (startSecureKafka); PLAINTEXT by default. */
+  hostListener?: BrokerSecurity;
 }
 
 export interface StartedKafka {
@@ -71,7 +66,10 @@ export async function startKafka(options: KafkaContainerOptions = {}): Promise<S
     .withWaitStrategy(
       new BrokerAnswers([`127.0.0.1:${port}`], options.hostListener?.client).withStartupTimeout(120_000),
     );
-  if (options.hostListener?.files.length) builder = builder.withCopyContentToContainer(options.hostListener.files);
+  if (options.hostListener) {
+    const { files, entrypoint, command } = options.hostListener;
+    builder = builder.withCopyContentToContainer(files).withEntrypoint(entrypoint).withCommand(command);
+  }
   if (options.network) builder = builder.withNetwork(options.network).withNetworkAliases(alias);
   const container = await builder.start();
   return {
