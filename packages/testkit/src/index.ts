@@ -27,3 +27,4 @@ export { lineChart, niceCeil, logTicks } from './report/svg-chart';
 export type { LineChart, ChartPanel, ChartSeries, ChartAxis } from './report/svg-chart';
 export { startSecureKafka, type SecureKafka } from './secure-kafka';
 export * from './kafka-cluster';
+export { longestCommitGaps, type CommitGap, type TaskCommit } from './report/commit-gaps';
