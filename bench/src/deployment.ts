@@ -1,16 +1,49 @@
 import { join } from 'node:path';
-import { newDeployment as newTopics, type Admin, type Deployment as Topics, type Kafka, type Message } from './lib';
+import {
+  createTopics,
+  deploymentTopics,
+  newDeployment as newTopics,
+  type Admin,
+  type Deployment as Topics,
+  type Kafka,
+  type Message,
+} from './lib';
 
-export { createDeploymentTopics } from './lib';
+/** Replicated topics (the three-broker cluster); absent: replication factor 1, the broker's min ISR. */
+export interface TopicReplication {
+  factor: number;
+  minInsyncReplicas: number;
+}
 
 /** The topics, consumer group and state directory of one processor deployment. */
 export interface Deployment extends Topics {
   stateDir: string;
+  replication?: TopicReplication;
 }
 
-export function newDeployment(name: string, partitions: number, workDir: string): Deployment {
+export function newDeployment(
+  name: string,
+  partitions: number,
+  workDir: string,
+  replication?: TopicReplication,
+): Deployment {
   const topics = newTopics(`bench-${name}`, partitions);
-  return { ...topics, stateDir: join(workDir, topics.appId) };
+  return { ...topics, stateDir: join(workDir, topics.appId), ...(replication ? { replication } : {}) };
+}
+
+/** The deployment's topics as the processor's provisioning creates them, replicated as `d.replication` says. */
+export async function createDeploymentTopics(admin: Admin, d: Deployment, extra: string[] = []): Promise<void> {
+  const r = d.replication;
+  const specs = deploymentTopics(d, extra).map((s) =>
+    r
+      ? {
+          ...s,
+          replicationFactor: r.factor,
+          configs: { ...s.configs, 'min.insync.replicas': String(r.minInsyncReplicas) },
+        }
+      : s,
+  );
+  await createTopics(admin, specs);
 }
 
 /**

@@ -35,7 +35,12 @@ export {
 } from '@state-relay/contracts';
 export { evaluateCondition, type Action, type Condition, type JsonObject } from '@state-relay/rules';
 export { TaskStore } from '@state-relay/store';
-export { initTaskProducer, PartitionReader, interceptClientCreation } from '@state-relay/kafka-runtime';
+export {
+  initTaskProducer,
+  instanceTransactionalId,
+  PartitionReader,
+  interceptClientCreation,
+} from '@state-relay/kafka-runtime';
 export {
   freePort,
   startKafka,
@@ -43,13 +48,21 @@ export {
   metricSum,
   createTopics,
   newDeployment,
-  createDeploymentTopics,
+  deploymentTopics,
   LatencyHistogram,
   lineChart,
   logTicks,
   niceCeil,
   writeDocsBlock,
   formatWithPrettier,
+  startKafkaCluster,
+  busiestLeader,
+  partitionLeaders,
+  shortIsrs,
+  transactionCoordinatorOf,
+  longestCommitGaps,
+  type CommitGap,
+  type StartedKafkaCluster,
   type Deployment,
   type LatencySummary,
   type StartedKafka,

@@ -2,7 +2,7 @@ import type { LoadChildConfig } from './children/load-child';
 import type { SweepCommand } from './children/processor-child';
 import { AS_OF, log } from './common';
 import { brokerPid, cpuBetween, snapshot } from './cpu';
-import { createDeploymentTopics, newDeployment, produceAll, waitCommittedToEnd } from './deployment';
+import { createDeploymentTopics, newDeployment, produceAll, waitCommittedToEnd, type Deployment } from './deployment';
 import { Child } from './ipc';
 import {
   accountsOracle,
@@ -39,7 +39,14 @@ export interface SweepComparison {
   sameFinalState: boolean;
 }
 
+/**
+ * Runs alongside a phase's sweep, from the moment the sweep is started (part 5 kills a broker
+ * there); the phase's tail begins once both the sweep and this have ended.
+ */
+export type DuringSweep = (proc: ProcessorRun, d: Deployment) => Promise<void>;
+
 interface Shared {
+  duringSweep?: DuringSweep;
   kafka: Kafka;
   admin: Admin;
   brokers: string[];
@@ -63,6 +70,7 @@ export async function compareSweeps(
   brokers: string[],
   o: BenchOptions,
   workDir: string,
+  duringSweep?: DuringSweep,
 ): Promise<SweepComparison> {
   log(`sweeps: generating ${o.keys} accounts`);
   const seed = accountsOracle(
@@ -79,6 +87,7 @@ export async function compareSweeps(
   // rest of the same sequence at full speed, so the three final states must be identical.
   const loadTotal = Math.ceil(o.rate * (o.warmupSec + o.baselineSec + o.sweepAllowanceSec + o.tailSec));
   const shared: Shared = {
+    ...(duringSweep ? { duringSweep } : {}),
     kafka,
     admin,
     brokers,
@@ -113,7 +122,7 @@ export async function compareSweeps(
 
 async function runPhase(mode: SweepMode, round: number, s: Shared): Promise<SweepResult> {
   const { kafka, admin, brokers, o } = s;
-  const d = newDeployment(`${mode}${round}`, o.partitions, s.workDir);
+  const d = newDeployment(`${mode}${round}`, o.partitions, s.workDir, o.topicReplication);
   const name = o.rounds > 1 ? `${mode} (round ${round})` : mode;
   await createDeploymentTopics(admin, d);
   log(`sweep ${name}: seeding ${s.seedMessages.length} entities into ${d.changelogTopic}`);
@@ -146,7 +155,7 @@ async function runPhase(mode: SweepMode, round: number, s: Shared): Promise<Swee
 
     log(`sweep ${name}: sweeping`);
     const atSweep = snapshot(pids);
-    const { start, end, work } = await sweep(mode, o, proc, scanner);
+    const [{ start, end, work }] = await Promise.all([sweep(mode, o, proc, scanner), s.duringSweep?.(proc, d)]);
     const afterSweep = snapshot(pids);
     log(`sweep ${name}: done in ${end - start} ms; tail`);
     await sleep(o.tailSec * 1000);
