@@ -1,11 +1,14 @@
 import { join } from 'node:path';
 import {
   createTopics,
+  decodeEvent,
   deploymentTopics,
+  readTopic,
   newDeployment as newTopics,
   type Admin,
   type Deployment as Topics,
   type Kafka,
+  type KeyedEvent,
   type Message,
 } from './lib';
 
@@ -93,4 +96,18 @@ export async function waitCommittedToEnd(
       throw new Error(`group ${groupId} did not commit to the end of ${topics.join(', ')} in ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** How many records `topic` holds (the sum of its end offsets: for a topic no transaction writes to). */
+export async function recordCount(admin: Admin, topic: string): Promise<number> {
+  return (await admin.fetchTopicOffsets(topic)).reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0);
+}
+
+/** Every event of an events topic as written, each partition in offset order. */
+export async function writtenEvents(kafka: Kafka, topic: string): Promise<KeyedEvent[]> {
+  const records = await readTopic(kafka, topic, { timeoutMs: 300_000 });
+  return records.map((r) => ({
+    key: r.key!,
+    event: decodeEvent(r.key === null ? null : Buffer.from(r.key), r.value === null ? null : Buffer.from(r.value)),
+  }));
 }
