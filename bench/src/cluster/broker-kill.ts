@@ -125,7 +125,9 @@ export async function killDuringSweep(role: KillRole, c: KillContext): Promise<B
   const { killedAt } = fault;
   const commits = processor.log.eventCommits();
   const gaps = longestCommitGaps(commits, processor.tasks, killedAt, killedAt + fault.killToIsrsCompleteMs);
-  const baseline = longestCommitGaps(commits, processor.tasks, s.startedAt - c.o.baselineSec * 1000, s.startedAt);
+  // Commits up to the sweep's start only: a gap still open then (the fault's) is cut there.
+  const before = commits.filter((x) => x.committedAt <= s.startedAt);
+  const baseline = longestCommitGaps(before, processor.tasks, s.startedAt - c.o.baselineSec * 1000, s.startedAt);
   return {
     ...fault,
     killedAfterSweepMs: killedAt - s.startedAt,

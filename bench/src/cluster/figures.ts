@@ -26,6 +26,9 @@ export interface SideResult {
     eventCommitMs: { baseline: LatencySummary; during: LatencySummary };
     longestTaskStallMs: number;
     loadBehindMs: number;
+    /** Steady-load events sent, and records the events topic holds (more: sends retried and written twice). */
+    eventsSent: number;
+    eventsWritten: number;
     stateMatchesOracle: boolean;
   };
 }
@@ -60,6 +63,8 @@ export function sweepFigures(s: SweepResult, emitted: number): SideResult['sweep
     eventCommitMs: { baseline: s.baseline, during: s.during },
     longestTaskStallMs: s.taskStall.ms,
     loadBehindMs: s.loadBehindMs,
+    eventsSent: s.loadEvents,
+    eventsWritten: s.eventsWritten,
     stateMatchesOracle: s.check.ok,
   };
 }

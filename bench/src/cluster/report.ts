@@ -60,13 +60,14 @@ export function clusterMarkdown(report: ClusterReport): string {
     '',
     `#### A broker killed -9 during a relay sweep on the cluster (${report.killAfterSec} s into the sweep, started again ${report.downSec} s later)`,
     '',
-    '| node killed | what it was | started again after (s) | answers after (s) | every ISR complete after (s) | sweep (s) | commands/s | event commit p99 during (ms) | longest gap, any task (s) | failed transactions | state = oracle |',
-    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
+    '| node killed | what it was | started again after (s) | answers after (s) | every ISR complete after (s) | sweep (s) | commands/s | event commit p99 during (ms) | longest gap, any task (s) | failed transactions | load events written twice | state = oracle |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
     ...r.kills.map(
       (k) =>
         `| ${k.role}: node ${k.victim} | ${k.victimRoles} | ${s1(k.downMs)} | ${s1(k.killToAnswerMs)} | ${s1(k.killToIsrsCompleteMs)} | ` +
         `${s1(k.sweep.sweepMs)} | ${n(k.sweep.commandsPerSec)} | ${n(k.sweep.eventCommitMs.during.p99)} | ` +
-        `${s1(Math.max(...k.gaps.map((g) => g.ms)))} | ${k.failedTransactions} | ${yes(k.stateMatchesOracle)} |`,
+        `${s1(Math.max(...k.gaps.map((g) => g.ms)))} | ${k.failedTransactions} | ` +
+        `${n(k.sweep.eventsWritten - k.sweep.eventsSent)} | ${yes(k.stateMatchesOracle)} |`,
     ),
     '',
     'Longest commit gap of each task, in s (in brackets: when it began, relative to the kill; "open": no commit until the end of the phase):',
