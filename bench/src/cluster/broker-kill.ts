@@ -65,7 +65,8 @@ interface KillContext {
  * One relay sweep under the steady load on the cluster (part 2's phase, reused) with `role`'s node
  * killed -9 `KILL_AFTER_SEC` into the sweep and its container started again `clusterDownSec` later,
  * the victim picked as the fault campaign picks it (the node leading the most changelog
- * partitions; the transaction coordinator of the processor's transactional id). The phase waits
+ * partitions, among equals not the coordinator; the transaction coordinator of the processor's
+ * transactional id). The phase waits
  * until every ISR is complete again before its tail, then checks the state against the oracle.
  */
 export async function killDuringSweep(role: KillRole, c: KillContext): Promise<BrokerKill> {
@@ -89,7 +90,9 @@ export async function killDuringSweep(role: KillRole, c: KillContext): Promise<B
     const leaders = await partitionLeaders(c.admin, d.changelogTopic);
     const transactionalId = c.transactionalIdOf(d.appId);
     const coordinator = await transactionCoordinatorOf(c.kafka, transactionalId);
-    const victim = role === 'changelog-leader' ? busiestLeader(leaders) : coordinator;
+    // Among nodes leading as many changelog partitions, one that is not the coordinator: the two
+    // phases should not kill the same thing (each node leads two of six partitions).
+    const victim = role === 'changelog-leader' ? busiestLeader(leaders, coordinator) : coordinator;
     const led = leaders.flatMap((l, p) => (l === victim ? [p] : []));
     const victimRoles = [
       `leads changelog partitions [${led.join(',')}]`,

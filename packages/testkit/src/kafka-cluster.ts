@@ -275,11 +275,16 @@ export async function partitionLeaders(admin: Admin, topic: string): Promise<num
   return Array.from(leaders, (l) => l ?? -1);
 }
 
-/** The node that leads the most of `leaders` (partition leaders, -1 for none); among equals the lowest id. */
-export function busiestLeader(leaders: number[]): number {
+/**
+ * The node that leads the most of `leaders` (partition leaders, -1 for none); among equals one
+ * other than `spare` if there is one (e.g. to kill a leader that is not also the coordinator), then the lowest id.
+ */
+export function busiestLeader(leaders: number[], spare?: number): number {
   const counts = new Map<number, number>();
   for (const l of leaders) if (l >= 0) counts.set(l, (counts.get(l) ?? 0) + 1);
-  const top = [...counts].sort((a, b) => b[1] - a[1] || a[0] - b[0])[0];
+  const top = [...counts].sort(
+    (a, b) => b[1] - a[1] || Number(a[0] === spare) - Number(b[0] === spare) || a[0] - b[0],
+  )[0];
   if (!top) throw new Error('no partition has a leader');
   return top[0];
 }

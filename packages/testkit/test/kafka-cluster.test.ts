@@ -9,6 +9,11 @@ describe('busiestLeader', () => {
     expect(busiestLeader([3, 1, -1, 3, 1, -1, -1])).toBe(1);
   });
 
+  it('spares the node it is asked to among nodes leading as many, but not a busier one', () => {
+    expect(busiestLeader([1, 2, 3, 1, 2, 3], 1)).toBe(2);
+    expect(busiestLeader([1, 1, 2, 3], 1)).toBe(1);
+  });
+
   it('refuses a topic with no leader at all', () => {
     expect(() => busiestLeader([-1, -1])).toThrow('no partition has a leader');
   });
