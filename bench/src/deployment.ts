@@ -1,16 +1,52 @@
 import { join } from 'node:path';
-import { newDeployment as newTopics, type Admin, type Deployment as Topics, type Kafka, type Message } from './lib';
+import {
+  createTopics,
+  decodeEvent,
+  deploymentTopics,
+  readTopic,
+  newDeployment as newTopics,
+  type Admin,
+  type Deployment as Topics,
+  type Kafka,
+  type KeyedEvent,
+  type Message,
+} from './lib';
 
-export { createDeploymentTopics } from './lib';
+/** Replicated topics (the three-broker cluster); absent: replication factor 1, the broker's min ISR. */
+export interface TopicReplication {
+  factor: number;
+  minInsyncReplicas: number;
+}
 
 /** The topics, consumer group and state directory of one processor deployment. */
 export interface Deployment extends Topics {
   stateDir: string;
+  replication?: TopicReplication;
 }
 
-export function newDeployment(name: string, partitions: number, workDir: string): Deployment {
+export function newDeployment(
+  name: string,
+  partitions: number,
+  workDir: string,
+  replication?: TopicReplication,
+): Deployment {
   const topics = newTopics(`bench-${name}`, partitions);
-  return { ...topics, stateDir: join(workDir, topics.appId) };
+  return { ...topics, stateDir: join(workDir, topics.appId), ...(replication ? { replication } : {}) };
+}
+
+/** The deployment's topics as the processor's provisioning creates them, replicated as `d.replication` says. */
+export async function createDeploymentTopics(admin: Admin, d: Deployment, extra: string[] = []): Promise<void> {
+  const r = d.replication;
+  const specs = deploymentTopics(d, extra).map((s) =>
+    r
+      ? {
+          ...s,
+          replicationFactor: r.factor,
+          configs: { ...s.configs, 'min.insync.replicas': String(r.minInsyncReplicas) },
+        }
+      : s,
+  );
+  await createTopics(admin, specs);
 }
 
 /**
@@ -60,4 +96,18 @@ export async function waitCommittedToEnd(
       throw new Error(`group ${groupId} did not commit to the end of ${topics.join(', ')} in ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** How many records `topic` holds (the sum of its end offsets: for a topic no transaction writes to). */
+export async function recordCount(admin: Admin, topic: string): Promise<number> {
+  return (await admin.fetchTopicOffsets(topic)).reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0);
+}
+
+/** Every event of an events topic as written, each partition in offset order. */
+export async function writtenEvents(kafka: Kafka, topic: string): Promise<KeyedEvent[]> {
+  const records = await readTopic(kafka, topic, { timeoutMs: 300_000 });
+  return records.map((r) => ({
+    key: r.key!,
+    event: decodeEvent(r.key === null ? null : Buffer.from(r.key), r.value === null ? null : Buffer.from(r.value)),
+  }));
 }

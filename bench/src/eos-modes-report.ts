@@ -1,19 +1,9 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { join } from 'node:path';
 import type { ModesComparison, SteadyModeResult } from './eos-modes';
-import { formatWithPrettier, writeDocsBlock } from './lib';
-import type { Machine, SourceState } from './machine';
-import { n, targetsTable, type Target } from './report';
+import { lastRunLine, n, targetsTable, writePartDocs, type PartRun, type Target } from './report';
 
 /** What docs/benchmarks/modes.json holds: one run of part 4 and where it ran. */
-export interface ModesReport {
-  machine: Machine;
-  source: SourceState;
-  command: string;
-  startedAt: string;
-  durationSec: number;
-  loadAverage: { start: number; end: number };
+export interface ModesReport extends PartRun {
   result: ModesComparison;
   targets: Target[];
 }
@@ -62,7 +52,7 @@ export function judgeModesTargets(r: ModesComparison): Target[] {
 }
 
 export function modesMarkdown(report: ModesReport): string {
-  const { result: r, machine: m, source } = report;
+  const { result: r, machine: m } = report;
   const steadyRow = (s: SteadyModeResult) =>
     `| ${s.mode} | ${s.partitions} | ${one(s.eventsPerSec)} | ${one(s.transactionsPerSec)} | ${one(s.unitsPerSec)} | ` +
     `${n(s.producerRequestsPerSec)} | ${one(s.fetchesPerSec)} | ${n(s.eventCommitMs.p50)} / ${n(s.eventCommitMs.p99)} | ` +
@@ -70,12 +60,7 @@ export function modesMarkdown(report: ModesReport): string {
     `${s.stateMatchesOracle ? 'yes' : '**no**'} |`;
   const apis = [...new Set(r.steady.flatMap((s) => Object.keys(s.requestsByApi)))].sort();
   return [
-    `_Last run: ${report.startedAt.slice(0, 16).replace('T', ' ')} UTC, \`${report.command}\`, this part ${(report.durationSec / 60).toFixed(1)} min, ` +
-      `on commit \`${source.commit}\` (${source.subject})` +
-      (source.uncommitted.length
-        ? ` **plus uncommitted changes** to ${source.uncommitted.length} files`
-        : ', working tree clean') +
-      '._',
+    lastRunLine(report),
     '',
     `**Machine.** ${m.cpus} CPUs, Node ${m.node}, kafkajs ${m.kafkajs}, one broker \`${m.kafkaImage}\` on the same machine; ` +
       `1-minute load average ${report.loadAverage.start} at the start of this part, ${report.loadAverage.end} at its end` +
@@ -116,10 +101,5 @@ export function currentLoad(): number {
 }
 
 export function writeModesDocs(root: string, report: ModesReport): void {
-  const dir = join(root, 'docs', 'benchmarks');
-  mkdirSync(dir, { recursive: true });
-  const jsonPath = join(dir, 'modes.json');
-  writeFileSync(jsonPath, `${JSON.stringify(report)}\n`);
-  formatWithPrettier([jsonPath]);
-  writeDocsBlock(join(root, 'docs', 'benchmarks.md'), 'bench:modes', modesMarkdown(report));
+  writePartDocs(root, 'modes', report, modesMarkdown(report));
 }

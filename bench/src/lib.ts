@@ -29,13 +29,19 @@ export {
   encodeEvent,
   encodeStoredEntity,
   decodeStoredEntity,
+  decodeEvent,
   type DomainEvent,
   type StoredEntity,
   type UpdateCommand,
 } from '@state-relay/contracts';
 export { evaluateCondition, type Action, type Condition, type JsonObject } from '@state-relay/rules';
 export { TaskStore } from '@state-relay/store';
-export { initTaskProducer, PartitionReader, interceptClientCreation } from '@state-relay/kafka-runtime';
+export {
+  initTaskProducer,
+  instanceTransactionalId,
+  PartitionReader,
+  interceptClientCreation,
+} from '@state-relay/kafka-runtime';
 export {
   freePort,
   startKafka,
@@ -43,13 +49,22 @@ export {
   metricSum,
   createTopics,
   newDeployment,
-  createDeploymentTopics,
+  deploymentTopics,
   LatencyHistogram,
   lineChart,
   logTicks,
   niceCeil,
   writeDocsBlock,
   formatWithPrettier,
+  readTopic,
+  startKafkaCluster,
+  busiestLeader,
+  partitionLeaders,
+  shortIsrs,
+  transactionCoordinatorOf,
+  longestCommitGaps,
+  type CommitGap,
+  type StartedKafkaCluster,
   type Deployment,
   type LatencySummary,
   type StartedKafka,

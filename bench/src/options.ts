@@ -1,3 +1,5 @@
+import type { TopicReplication } from './deployment';
+
 /** What one `pnpm bench` run does; every size can be set from the command line. */
 export interface BenchOptions {
   /** Keys loaded for the sweep comparison. */
@@ -40,9 +42,10 @@ export interface BenchOptions {
   /**
    * Which parts run: `main` is parts 1 and 2 (throughput, restore after it, the sweeps), `restore`
    * is part 3 (issue 13: restore, replica catch-up and memory of a large state, command-id
-   * bytes, failover), `modes` is part 4 (issue 22: exactly-once v1 and v2 side by side). All by default.
+   * bytes, failover), `modes` is part 4 (issue 22: exactly-once v1 and v2 side by side), `cluster`
+   * is part 5 (issue 23: the single broker next to a three-broker cluster, and broker kills). All by default.
    */
-  parts: Array<'main' | 'restore' | 'modes'>;
+  parts: Array<'main' | 'restore' | 'modes' | 'cluster'>;
   /** Part 4 (issue 22): the partition counts exactly-once v1 and v2 run the steady load on, side by side. */
   modesPartitions: number[];
   /** Part 4: accounts the steady load touches, and the seconds measured per run after the warm-up. */
@@ -55,14 +58,24 @@ export interface BenchOptions {
   failoverKeys: number;
   /** Part 3's label: its sizes as they default, for --quick, or set by flags. */
   restoreLabel: 'quick' | 'default' | 'custom';
+  /** Part 5: keys of its sweeps and events of its throughput run, the same on the single broker and the cluster. */
+  clusterKeys: number;
+  clusterEvents: number;
+  /** Part 5: seconds a killed broker stays down before its container is started again. */
+  clusterDownSec: number;
+  /** Not a flag: part 5 sets it for its runs on the cluster (topics at RF 3, min.insync.replicas 2). */
+  topicReplication?: TopicReplication;
 }
 
 /** The flags that size part 3 only: they leave the label of parts 1 and 2 alone. */
 const RESTORE_SIZES = ['restoreKeys', 'restoreBaseKeys', 'failoverKeys'] as const;
+/** And those that size part 5 only. */
+const CLUSTER_SIZES = ['clusterKeys', 'clusterEvents', 'clusterDownSec'] as const;
 
-const USAGE = `usage: pnpm bench [--quick | --full] [--part all|main|restore] [--keys N] [--rate R] [--events N]
+const USAGE = `usage: pnpm bench [--quick | --full] [--part all|main|restore|modes|cluster] [--keys N] [--rate R] [--events N]
                   [--chunk K] [--relay-rate R] [--relay-max-lag N] [--baseline S] [--rounds N] [--profile]
                   [--restore-keys N] [--restore-base-keys N] [--failover-keys N]
+                  [--cluster-keys N] [--cluster-events N] [--cluster-down-sec S]
                   [--processor-env NAME=VALUE] [--tx-retry-ms N] [--scanner-nice N]
                   [--sweeps LIST] [--no-docs]
   --part P        all (default): parts 1-4; main: parts 1 (throughput, restore) and 2 (sweeps), about
@@ -72,7 +85,14 @@ const USAGE = `usage: pnpm bench [--quick | --full] [--part all|main|restore] [-
                   keys took 17 min on the 2 shared cores at a load average of 21 (the fill alone 2.7
                   min); the default run includes it anyway, so it takes parts 1-2 plus that;
                   modes: part 4 only (issue 22: exactly-once v1 and v2 side by side at the steady
-                  load on --modes-partitions, then the backlog of part 1 once per mode), about 8 min
+                  load on --modes-partitions, then the backlog of part 1 once per mode), about 8 min;
+                  cluster: part 5 only (issue 23: exactly-once throughput, the relay sweep and restore
+                  on one broker and on a three-broker cluster at RF 3 / min ISR 2 in the same run, then
+                  the longest commit gap per task when the changelog leader, and then the transaction
+                  coordinator, is killed -9 during a sweep), under 15 min
+  --cluster-keys N   part 5's sweep keys (default 30000; --quick: 10000)
+  --cluster-events N part 5's throughput events (default 100000; --quick: 30000)
+  --cluster-down-sec S  seconds part 5's killed broker stays down (default 10)
   --modes-partitions LIST  part 4's partition counts (default 6,24)
   --modes-sec S   part 4's measured seconds per steady run (default 20; --quick: 8)
   --restore-keys N  part 3's large state (default 1000000; --quick: 50000)
@@ -115,7 +135,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     rounds: 2,
     sweeps: ['blocking', 'chunked', 'relay'],
     label: 'default',
-    parts: ['main', 'restore', 'modes'],
+    parts: ['main', 'restore', 'modes', 'cluster'],
     modesPartitions: [6, 24],
     modesKeys: 20_000,
     modesSec: 20,
@@ -123,6 +143,9 @@ export function parseOptions(argv: string[]): BenchOptions {
     restoreBaseKeys: 200_000,
     failoverKeys: 200_000,
     restoreLabel: 'default',
+    clusterKeys: 30_000,
+    clusterEvents: 100_000,
+    clusterDownSec: 10,
   };
   const explicit = new Set<string>();
   for (let i = 0; i < argv.length; i++) {
@@ -168,9 +191,9 @@ export function parseOptions(argv: string[]): BenchOptions {
         break;
       case '--part': {
         const part = argv[++i];
-        if (part !== 'all' && part !== 'main' && part !== 'restore' && part !== 'modes')
-          throw new UsageError(`--part takes all, main, restore or modes; got ${part}`);
-        o.parts = part === 'all' ? ['main', 'restore', 'modes'] : [part];
+        if (part !== 'all' && part !== 'main' && part !== 'restore' && part !== 'modes' && part !== 'cluster')
+          throw new UsageError(`--part takes all, main, restore, modes or cluster; got ${part}`);
+        o.parts = part === 'all' ? ['main', 'restore', 'modes', 'cluster'] : [part];
         break;
       }
       case '--modes-partitions': {
@@ -192,6 +215,15 @@ export function parseOptions(argv: string[]): BenchOptions {
         break;
       case '--failover-keys':
         num('failoverKeys', 1_000);
+        break;
+      case '--cluster-keys':
+        num('clusterKeys', 1_000);
+        break;
+      case '--cluster-events':
+        num('clusterEvents', 1_000);
+        break;
+      case '--cluster-down-sec':
+        num('clusterDownSec', 1);
         break;
       case '--profile':
         o.profile = true;
@@ -246,14 +278,14 @@ export function parseOptions(argv: string[]): BenchOptions {
     preset('rounds', 1);
     preset('modesKeys', 5_000);
     preset('modesSec', 8);
+    preset('clusterKeys', 10_000);
+    preset('clusterEvents', 30_000);
   } else if (o.label === 'full') {
     preset('keys', 1_000_000);
     preset('rounds', 1);
   }
-  // Sweep work grows with the keys. The relay is rate-limited and backs off on lag: it was seen
-  // to deliver a third to four fifths of its rate, so budget for a third.
   if (!explicit.has('sweepAllowanceSec') && o.label !== 'quick') {
-    o.sweepAllowanceSec = Math.max(o.sweepAllowanceSec, Math.ceil((o.keys * 0.3) / (o.relayRate / 3)) + 20);
+    o.sweepAllowanceSec = Math.max(o.sweepAllowanceSec, relaySweepAllowanceSec(o.keys, o.relayRate));
   }
   if (o.restoreBaseKeys >= o.restoreKeys) {
     if (explicit.has('restoreBaseKeys'))
@@ -264,9 +296,17 @@ export function parseOptions(argv: string[]): BenchOptions {
   }
   const restoreSized = RESTORE_SIZES.some((k) => explicit.has(k));
   o.restoreLabel = restoreSized ? 'custom' : o.label === 'quick' ? 'quick' : 'default';
-  for (const k of RESTORE_SIZES) explicit.delete(k);
+  for (const k of [...RESTORE_SIZES, ...CLUSTER_SIZES]) explicit.delete(k);
   if (o.label === 'default' && explicit.size > 0) o.label = 'custom';
   return o;
+}
+
+/**
+ * Sweep work grows with the keys. The relay is rate-limited and backs off on lag: it was seen to
+ * deliver a third to four fifths of its rate, so budget for a third.
+ */
+export function relaySweepAllowanceSec(keys: number, relayRate: number): number {
+  return Math.ceil((keys * 0.3) / (relayRate / 3)) + 20;
 }
 
 export class UsageError extends Error {

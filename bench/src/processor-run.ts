@@ -56,7 +56,16 @@ export class ProcessorRun {
       deadLetterTopic: d.deadLetterTopic,
       partitions: d.partitions,
       stateDir: d.stateDir,
-      env: o.processorEnv,
+      // Topics the processor would create get the deployment's replication (they exist already: it checks them).
+      env: {
+        ...(d.replication
+          ? {
+              TOPIC_REPLICATION_FACTOR: String(d.replication.factor),
+              TOPIC_MIN_INSYNC_REPLICAS: String(d.replication.minInsyncReplicas),
+            }
+          : {}),
+        ...o.processorEnv,
+      },
       ...(o.txRetryMs !== undefined ? { txRetryMs: o.txRetryMs } : {}),
     };
     this.tasks = Array.from({ length: d.partitions }, (_, i) => i);

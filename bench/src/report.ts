@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BrokerProbe } from './broker-probe';
 import type { CpuUse } from './cpu';
-import type { Machine } from './machine';
+import type { Machine, SourceState } from './machine';
 import type { BenchOptions } from './options';
 import { formatWithPrettier, writeDocsBlock, type LatencySummary } from './lib';
 import type { Reference } from './reference';
@@ -254,6 +254,46 @@ export function writeDocs(root: string, report: BenchReport, svg: string): void 
   formatWithPrettier([jsonPath]);
   writeFileSync(join(dir, 'latency.svg'), svg);
   writeDocsBlock(join(root, 'docs', 'benchmarks.md'), 'bench:results', resultsMarkdown(report));
+}
+
+/** A part's docs: every figure in docs/benchmarks/<name>.json, and `markdown` between the bench:<name> markers of docs/benchmarks.md. */
+export function writePartDocs(root: string, name: string, report: object, markdown: string): void {
+  const dir = join(root, 'docs', 'benchmarks');
+  mkdirSync(dir, { recursive: true });
+  const jsonPath = join(dir, `${name}.json`);
+  writeFileSync(jsonPath, `${JSON.stringify(report)}\n`);
+  formatWithPrettier([jsonPath]);
+  writeDocsBlock(join(root, 'docs', 'benchmarks.md'), `bench:${name}`, markdown);
+}
+
+/** Where and when a part ran, what it is reported with. */
+export interface PartRun {
+  machine: Machine;
+  source: SourceState;
+  command: string;
+  startedAt: string;
+  durationSec: number;
+  /** The 1-minute load average when the part started and when it ended. */
+  loadAverage: { start: number; end: number };
+}
+
+/** A part's first line: when and how it ran, how long it took, and on which code. */
+export function lastRunLine(run: {
+  startedAt: string;
+  command: string;
+  durationSec: number;
+  source: SourceState;
+}): string {
+  const { source } = run;
+  const files = source.uncommitted;
+  return (
+    `_Last run: ${run.startedAt.slice(0, 16).replace('T', ' ')} UTC, \`${run.command}\`, this part ${(run.durationSec / 60).toFixed(1)} min, ` +
+    `on commit \`${source.commit}\` (${source.subject})` +
+    (files.length
+      ? ` **plus uncommitted changes** to ${files.length} files (${files.slice(0, 6).join(', ')}${files.length > 6 ? ', …' : ''})`
+      : ', working tree clean') +
+    '._'
+  );
 }
 
 /** The targets as a markdown table: each one met, missed or not judged (and why). */

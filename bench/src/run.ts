@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { probeBroker } from './broker-probe';
 import { killAllChildren } from './ipc';
-import { kafkajs, startKafka, type Admin, type Kafka } from './lib';
+import { kafkajs, startKafka, startKafkaCluster, type Admin, type Kafka } from './lib';
 import { describeMachine, describeSource, type Machine } from './machine';
 import { parseOptions, UsageError, type BenchOptions } from './options';
-import { judgeTargets, resultsMarkdown, writeDocs, type BenchReport } from './report';
+import { judgeTargets, resultsMarkdown, writeDocs, type BenchReport, type PartRun } from './report';
 import { loadReference } from './reference';
 import { compareSweeps } from './sweeps';
 import { latencyChart } from './svg';
@@ -16,6 +16,9 @@ import { measureRestorePart } from './restore/index';
 import { compareModes } from './eos-modes';
 import { currentLoad, judgeModesTargets, modesMarkdown, writeModesDocs, type ModesReport } from './eos-modes-report';
 import { judgeRestoreTargets, restoreMarkdown, writeRestoreDocs, type RestoreReport } from './restore/report';
+import { measureClusterPart, type BrokerTarget } from './cluster/index';
+import { KILL_AFTER_SEC } from './cluster/broker-kill';
+import { clusterMarkdown, writeClusterDocs, type ClusterReport } from './cluster/report';
 
 const ROOT = resolve(__dirname, '../..');
 
@@ -24,7 +27,8 @@ const ROOT = resolve(__dirname, '../..');
  * restore), part 2 (the three sweeps), then the table, docs/benchmarks/latest.json,
  * docs/benchmarks/latency.svg and the results block of docs/benchmarks.md; part 3 (restore,
  * catch-up and memory of a large state, failover), then its tables, docs/benchmarks/restore.json
- * and its block of docs/benchmarks.md. `--part` picks parts 1-2 or 3.
+ * and its block of docs/benchmarks.md; part 4 (exactly-once v1 and v2); part 5 (the same broker next
+ * to a three-broker cluster it starts, and broker kills). `--part` picks one.
  */
 async function main(o: BenchOptions): Promise<void> {
   const machine = describeMachine();
@@ -35,12 +39,13 @@ async function main(o: BenchOptions): Promise<void> {
   }
   log(`starting the broker (${machine.kafkaImage})`);
   const broker = await startKafka();
-  // Interrupted: leave nothing running (children, the broker container).
+  // Interrupted: leave nothing running (children, the broker container, part 5's cluster).
+  const containers: Array<() => Promise<unknown>> = [() => broker.stop()];
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
-      log(`${signal}: stopping the children and the broker`);
+      log(`${signal}: stopping the children and the containers`);
       killAllChildren();
-      void broker.stop().finally(() => process.exit(130));
+      void Promise.allSettled(containers.map((stop) => stop())).finally(() => process.exit(130));
     });
   }
   const workDir = mkdtempSync(join(tmpdir(), 'state-relay-bench-'));
@@ -51,6 +56,8 @@ async function main(o: BenchOptions): Promise<void> {
     if (o.parts.includes('main')) await mainParts(kafka, admin, broker.brokers, o, workDir, machine);
     if (o.parts.includes('restore')) await restorePart(kafka, admin, broker.brokers, o, workDir, machine);
     if (o.parts.includes('modes')) await modesPart(kafka, admin, broker.brokers, o, workDir, machine);
+    if (o.parts.includes('cluster'))
+      await clusterPart({ kafka, admin, brokers: broker.brokers }, o, workDir, machine, containers);
   } finally {
     killAllChildren();
     await admin.disconnect().catch(() => undefined);
@@ -169,25 +176,78 @@ async function modesPart(
   machine: Machine,
 ): Promise<void> {
   const started = Date.now();
-  const startedAt = new Date(started).toISOString();
   const loadStart = currentLoad();
   log(
     `part 4: exactly-once v1 and v2 side by side at ${o.rate} events/s on ${o.modesPartitions.join(' and ')} partitions, then the backlog per mode`,
   );
   const result = await compareModes(kafka, admin, brokers, o, workDir);
   const report: ModesReport = {
-    machine,
-    source: describeSource(ROOT),
-    command: ['pnpm bench', ...process.argv.slice(2)].join(' '),
-    startedAt,
-    durationSec: Math.round((Date.now() - started) / 1000),
-    loadAverage: { start: loadStart, end: currentLoad() },
+    ...partRun(machine, started, loadStart),
     result,
     targets: judgeModesTargets(result),
   };
   log(`part 4 took ${(report.durationSec / 60).toFixed(1)} min`);
   publish(o, 'modes', modesMarkdown(report), report, () => writeModesDocs(ROOT, report));
   if (!result.ok) process.exitCode = 1;
+}
+
+/** Part 5 (issue 23): its tables, docs/benchmarks/cluster.json and the bench:cluster block of docs/benchmarks.md. */
+async function clusterPart(
+  single: BrokerTarget,
+  o: BenchOptions,
+  workDir: string,
+  machine: Machine,
+  containers: Array<() => Promise<unknown>>,
+): Promise<void> {
+  const started = Date.now();
+  const loadStart = currentLoad();
+  log(
+    `part 5: one broker next to three (RF 3, min ISR 2): throughput of ${o.clusterEvents} events, a relay sweep of ` +
+      `${o.clusterKeys} keys on each; then on the cluster the changelog leader and the transaction coordinator killed -9 ` +
+      `during a sweep, each down ${o.clusterDownSec} s; starting the three-node cluster`,
+  );
+  const cluster = await startKafkaCluster();
+  containers.push(() => cluster.stop());
+  const kafka = new kafkajs.Kafka({
+    clientId: 'bench-cluster',
+    brokers: cluster.brokers,
+    logLevel: kafkajs.logLevel.NOTHING,
+  });
+  const admin = kafka.admin();
+  try {
+    await admin.connect();
+    const result = await measureClusterPart(
+      single,
+      { kafka, admin, brokers: cluster.brokers, killer: cluster },
+      o,
+      workDir,
+    );
+    const report: ClusterReport = {
+      ...partRun(machine, started, loadStart),
+      killAfterSec: KILL_AFTER_SEC,
+      downSec: o.clusterDownSec,
+      result,
+    };
+    log(`part 5 took ${(report.durationSec / 60).toFixed(1)} min`);
+    publish(o, 'cluster', clusterMarkdown(report), report, () => writeClusterDocs(ROOT, report));
+    if (!result.ok) process.exitCode = 1;
+  } finally {
+    killAllChildren();
+    await admin.disconnect().catch(() => undefined);
+    await cluster.stop().catch((err: Error) => log(`stopping the cluster failed: ${err.message}`));
+  }
+}
+
+/** The part that began at `started` (epoch ms), at load average `loadStart`, and ends now. */
+function partRun(machine: Machine, started: number, loadStart: number): PartRun {
+  return {
+    machine,
+    source: describeSource(ROOT),
+    command: ['pnpm bench', ...process.argv.slice(2)].join(' '),
+    startedAt: new Date(started).toISOString(),
+    durationSec: Math.round((Date.now() - started) / 1000),
+    loadAverage: { start: loadStart, end: currentLoad() },
+  };
 }
 
 let options: BenchOptions;

@@ -1,5 +1,12 @@
 import { AS_OF } from './common';
-import { applyAccountEvent, DORMANCY_SWEEP, evaluateCondition, markDormant, type JsonObject } from './lib';
+import {
+  applyAccountEvent,
+  DORMANCY_SWEEP,
+  evaluateCondition,
+  markDormant,
+  type JsonObject,
+  type KeyedEvent,
+} from './lib';
 import { steadyEvent, type SteadyLoadSpec } from './steady-load';
 
 /** The seeded state, the steady load folded in, and then the sweep: what every mode must end with. */
@@ -8,7 +15,11 @@ export function expectedState(
   spec: SteadyLoadSpec,
   loadEvents: number,
 ): Map<string, JsonObject> {
-  const state = loadedState(seed, spec, loadEvents);
+  return sweptState(loadedState(seed, spec, loadEvents));
+}
+
+/** `state` with the sweep (mark dormant as of AS_OF) applied to every entity it matches; changes `state`. */
+export function sweptState(state: Map<string, JsonObject>): Map<string, JsonObject> {
   for (const [key, value] of state) {
     if (!evaluateCondition(DORMANCY_SWEEP.condition, value, { asOf: AS_OF })) continue;
     const outcome = markDormant(value, {}, { asOf: AS_OF });
@@ -23,9 +34,18 @@ export function loadedState(
   spec: SteadyLoadSpec,
   loadEvents: number,
 ): Map<string, JsonObject> {
+  return foldedState(
+    seed,
+    (function* () {
+      for (let i = 0; i < loadEvents; i++) yield steadyEvent(spec, i);
+    })(),
+  );
+}
+
+/** The seeded state with `events` folded in, in their order (per key: the order the processor sees them). */
+export function foldedState(seed: Map<string, JsonObject>, events: Iterable<KeyedEvent>): Map<string, JsonObject> {
   const state = new Map(seed);
-  for (let i = 0; i < loadEvents; i++) {
-    const { key, event } = steadyEvent(spec, i);
+  for (const { key, event } of events) {
     const next = applyAccountEvent(key, event, state.get(key));
     if (next === null) state.delete(key);
     else state.set(key, next);

@@ -66,6 +66,8 @@ export interface SweepResult {
   /** Steady-load events: sent at the fixed rate while measuring, and in total (after the top-up). */
   measuredLoadEvents: number;
   loadEvents: number;
+  /** Records in the events topic at the end: more than `loadEvents` when a send was retried and written twice. */
+  eventsWritten: number;
   check: StateCheck;
   /** For the chart: seconds from the load's start. */
   timeline: Array<{ t: number; p50: number; p99: number; max: number; n: number }>;
@@ -81,6 +83,7 @@ export interface PhaseFacts {
   measuredEnd: number;
   loadBehindMs: number;
   loadEvents: number;
+  eventsWritten: number;
   measuredEvents: number;
   check: StateCheck;
   peaks: { processor?: number; scanner?: number };
@@ -132,6 +135,7 @@ export function summarizePhase(
     loadBehindMs: f.loadBehindMs,
     measuredLoadEvents: f.measuredEvents,
     loadEvents: f.loadEvents,
+    eventsWritten: f.eventsWritten,
     check: f.check,
     timeline: commits.buckets(f.loadStart, f.measuredEnd, bucketMs),
     window: { start: (f.start - f.loadStart) / 1000, end: (f.end - f.loadStart) / 1000 },

@@ -2,7 +2,15 @@ import type { LoadChildConfig } from './children/load-child';
 import type { SweepCommand } from './children/processor-child';
 import { AS_OF, log } from './common';
 import { brokerPid, cpuBetween, snapshot } from './cpu';
-import { createDeploymentTopics, newDeployment, produceAll, waitCommittedToEnd } from './deployment';
+import {
+  createDeploymentTopics,
+  newDeployment,
+  produceAll,
+  recordCount,
+  waitCommittedToEnd,
+  writtenEvents,
+  type Deployment,
+} from './deployment';
 import { Child } from './ipc';
 import {
   accountsOracle,
@@ -20,7 +28,7 @@ import { ScannerProcess } from './scanner-run';
 import { encodeFreshEntity } from './stored-entity';
 import type { SteadyLoadSpec } from './steady-load';
 import { summarizePhase, type SweepMode, type SweepResult } from './sweep-result';
-import { expectedState } from './sweep-oracle';
+import { expectedState, foldedState, sweptState } from './sweep-oracle';
 import { checkState, readStores } from './verify';
 
 export { MODE_LABELS, SWEEP_MODES, sweepLabel, type SweepMode, type SweepResult } from './sweep-result';
@@ -39,7 +47,14 @@ export interface SweepComparison {
   sameFinalState: boolean;
 }
 
+/**
+ * Runs alongside a phase's sweep, from the moment the sweep is started (part 5 kills a broker
+ * there); the phase's tail begins once both the sweep and this have ended.
+ */
+export type DuringSweep = (proc: ProcessorRun, d: Deployment) => Promise<void>;
+
 interface Shared {
+  duringSweep?: DuringSweep;
   kafka: Kafka;
   admin: Admin;
   brokers: string[];
@@ -63,6 +78,7 @@ export async function compareSweeps(
   brokers: string[],
   o: BenchOptions,
   workDir: string,
+  duringSweep?: DuringSweep,
 ): Promise<SweepComparison> {
   log(`sweeps: generating ${o.keys} accounts`);
   const seed = accountsOracle(
@@ -79,6 +95,7 @@ export async function compareSweeps(
   // rest of the same sequence at full speed, so the three final states must be identical.
   const loadTotal = Math.ceil(o.rate * (o.warmupSec + o.baselineSec + o.sweepAllowanceSec + o.tailSec));
   const shared: Shared = {
+    ...(duringSweep ? { duringSweep } : {}),
     kafka,
     admin,
     brokers,
@@ -113,7 +130,7 @@ export async function compareSweeps(
 
 async function runPhase(mode: SweepMode, round: number, s: Shared): Promise<SweepResult> {
   const { kafka, admin, brokers, o } = s;
-  const d = newDeployment(`${mode}${round}`, o.partitions, s.workDir);
+  const d = newDeployment(`${mode}${round}`, o.partitions, s.workDir, o.topicReplication);
   const name = o.rounds > 1 ? `${mode} (round ${round})` : mode;
   await createDeploymentTopics(admin, d);
   log(`sweep ${name}: seeding ${s.seedMessages.length} entities into ${d.changelogTopic}`);
@@ -146,7 +163,7 @@ async function runPhase(mode: SweepMode, round: number, s: Shared): Promise<Swee
 
     log(`sweep ${name}: sweeping`);
     const atSweep = snapshot(pids);
-    const { start, end, work } = await sweep(mode, o, proc, scanner);
+    const [{ start, end, work }] = await Promise.all([sweep(mode, o, proc, scanner), s.duringSweep?.(proc, d)]);
     const afterSweep = snapshot(pids);
     log(`sweep ${name}: done in ${end - start} ms; tail`);
     await sleep(o.tailSec * 1000);
@@ -161,7 +178,19 @@ async function runPhase(mode: SweepMode, round: number, s: Shared): Promise<Swee
     const processorPeak = await proc.stop();
 
     log(`sweep ${name}: checking the final state against the oracle`);
-    const check = checkState(readStores(d.stateDir, d.partitions), expectedState(s.seed, s.loadSpec, finished.count));
+    // The load's producer is not idempotent: a send retried across a broker kill can be written
+    // twice. The processor must then fold both, so the oracle folds the events topic as written.
+    const written = await recordCount(admin, d.eventsTopic);
+    const oracle =
+      written === finished.count
+        ? expectedState(s.seed, s.loadSpec, finished.count)
+        : sweptState(foldedState(s.seed, await writtenEvents(kafka, d.eventsTopic)));
+    if (written !== finished.count)
+      log(
+        `sweep ${name}: the events topic holds ${written} records for ${finished.count} events sent; the oracle folds those`,
+      );
+    const check = checkState(readStores(d.stateDir, d.partitions), oracle);
+    if (!check.ok) log(`sweep ${name}: the state differs from the oracle: ${JSON.stringify(check)}`);
     return summarizePhase(mode, round, o, proc, {
       start,
       end,
@@ -171,6 +200,7 @@ async function runPhase(mode: SweepMode, round: number, s: Shared): Promise<Swee
       // From the baseline on (the first seconds warm the generator up).
       loadBehindMs: Math.max(0, ...behind.filter((b) => b.at >= start - o.baselineSec * 1000).map((b) => b.ms)),
       loadEvents: finished.count,
+      eventsWritten: written,
       measuredEvents: measured.count,
       check,
       peaks: { processor: processorPeak, scanner: scannerPeak },

@@ -66,7 +66,7 @@ export async function measureThroughput(
   o: BenchOptions,
   workDir: string,
 ): Promise<ThroughputResult> {
-  const d = newDeployment('tput', o.partitions, workDir);
+  const d = newDeployment('tput', o.partitions, workDir, o.topicReplication);
   const rawOut = `${d.appId}-raw-out`;
   await createDeploymentTopics(admin, d, [rawOut]);
 

@@ -1,4 +1,12 @@
-import { groupCoordinatorOf, kafkaClient, leaderOf, transactionCoordinatorOf, waitUntil } from '@state-relay/testkit';
+import {
+  busiestLeader,
+  groupCoordinatorOf,
+  kafkaClient,
+  partitionLeaders,
+  shortIsrs,
+  transactionCoordinatorOf,
+  waitUntil,
+} from '@state-relay/testkit';
 import type { Admin } from 'kafkajs';
 import { waitAllTasksOwned } from './faults';
 import type { ScenarioContext } from './scenario';
@@ -36,9 +44,7 @@ async function roles(ctx: ScenarioContext): Promise<Roles> {
   // As the processor forms it (services/processor/src/kafka/instance-id.ts; INSTANCE_ID is the node's name, stack.ts).
   const transactionalId = faultsExactlyOnce() === 'v2' ? `${ctx.d.appId}-instance-${owner.name}` : `${ctx.d.appId}-0`;
   return withAdmin(ctx, async (admin) => ({
-    changelogLeaders: await Promise.all(
-      Array.from({ length: ctx.d.partitions }, (_, p) => leaderOf(admin, ctx.d.changelogTopic, p)),
-    ),
+    changelogLeaders: await partitionLeaders(admin, ctx.d.changelogTopic),
     transactionalId,
     transactionCoordinator: await transactionCoordinatorOf(ctx.kafka, transactionalId),
     // The processor's group id is its APP_ID.
@@ -53,13 +59,6 @@ function describe(nodeId: number, r: Roles): string {
     ...(r.transactionCoordinator === nodeId ? [`transaction coordinator of ${r.transactionalId}`] : []),
     ...(r.groupCoordinator === nodeId ? ['group coordinator'] : []),
   ].join(', ');
-}
-
-/** The node leading the most changelog partitions (among equals the lowest id). */
-function changelogLeader(r: Roles): number {
-  const counts = new Map<number, number>();
-  for (const l of r.changelogLeaders) if (l >= 0) counts.set(l, (counts.get(l) ?? 0) + 1);
-  return [...counts].sort((a, b) => b[1] - a[1] || a[0] - b[0])[0]![0];
 }
 
 /** The deployment's topics and Kafka's internal ones that exist (the transaction log appears with the first transaction). */
@@ -93,13 +92,7 @@ export async function waitEveryIsrComplete(ctx: ScenarioContext, timeoutMs = 180
   await waitUntil(
     () =>
       withAdmin(ctx, async (admin) => {
-        const topics = await watchedTopics(ctx, admin);
-        const { topics: meta } = await admin.fetchTopicMetadata({ topics });
-        const short = meta.flatMap((t) =>
-          t.partitions
-            .filter((p) => p.leader < 0 || p.isr.length < p.replicas.length)
-            .map((p) => `${t.name}/${p.partitionId} isr [${p.isr.join(',')}]`),
-        );
+        const short = await shortIsrs(admin, await watchedTopics(ctx, admin));
         last = short.slice(0, 4).join('; ');
         return short.length === 0;
       }).catch((err: Error) => {
@@ -147,7 +140,7 @@ export async function killNode(ctx: ScenarioContext, role: NodeRole): Promise<vo
   const r = await roles(ctx);
   const victim =
     role === 'changelog-leader'
-      ? changelogLeader(r)
+      ? busiestLeader(r.changelogLeaders)
       : role === 'transaction-coordinator'
         ? r.transactionCoordinator
         : r.groupCoordinator;

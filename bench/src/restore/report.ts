@@ -1,9 +1,6 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { formatWithPrettier, writeDocsBlock } from '../lib';
 import type { Machine, SourceState } from '../machine';
 import type { BenchOptions } from '../options';
-import { mb, n, targetsTable, type Target } from '../report';
+import { lastRunLine, mb, n, targetsTable, writePartDocs, type Target } from '../report';
 import type { RestorePartResult, StateSizeResult } from './index';
 import { SPARSE_SWEEP } from './index';
 import { checkStateSize, type MemoryPeak } from './state-size';
@@ -133,12 +130,7 @@ export function restoreMarkdown(report: RestoreReport): string {
     `| ${label} | ${sizes.map((s) => `${mb(f(s).bytes)} (heap ${mb(f(s).heapBytes)})`).join(' | ')}${growth(f)} |`;
   const cm = r.commandMemory;
   const lines = [
-    `_Last run: ${r.startedAt.slice(0, 16).replace('T', ' ')} UTC, \`${report.command}\`, this part ${(r.durationSec / 60).toFixed(1)} min, ` +
-      `on commit \`${source.commit}\` (${source.subject})` +
-      (source.uncommitted.length
-        ? ` **plus uncommitted changes** to ${source.uncommitted.length} files (${source.uncommitted.slice(0, 6).join(', ')}${source.uncommitted.length > 6 ? ', …' : ''})`
-        : ', working tree clean') +
-      '._',
+    lastRunLine({ startedAt: r.startedAt, command: report.command, durationSec: r.durationSec, source }),
     '',
     `**Machine.** ${m.cpus} CPUs (${m.cpuModel}), ${m.memoryGiB} GiB RAM, Node ${m.node}, kafkajs ${m.kafkajs}, one broker \`${m.kafkaImage}\` on the same machine. ` +
       `1-minute load average when this part started: ${r.loadAverage.start}, when it ended: ${r.loadAverage.end} ` +
@@ -266,10 +258,5 @@ const PHASE_NAMES: Record<string, string> = {
 
 /** docs/benchmarks/restore.json and the block between the bench:restore markers of docs/benchmarks.md. */
 export function writeRestoreDocs(root: string, report: RestoreReport): void {
-  const dir = join(root, 'docs', 'benchmarks');
-  mkdirSync(dir, { recursive: true });
-  const jsonPath = join(dir, 'restore.json');
-  writeFileSync(jsonPath, `${JSON.stringify(report)}\n`);
-  formatWithPrettier([jsonPath]);
-  writeDocsBlock(join(root, 'docs', 'benchmarks.md'), 'bench:restore', restoreMarkdown(report));
+  writePartDocs(root, 'restore', report, restoreMarkdown(report));
 }

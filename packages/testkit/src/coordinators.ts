@@ -11,6 +11,38 @@ export async function leaderOf(admin: Admin, topic: string, partition: number): 
   return found.leader;
 }
 
+/** The leader node id of each partition of `topic` (index = partition), from fresh metadata; -1 where there is none. */
+export async function partitionLeaders(admin: Admin, topic: string): Promise<number[]> {
+  const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+  const leaders: number[] = [];
+  for (const p of topics[0]?.partitions ?? []) leaders[p.partitionId] = p.leader;
+  return Array.from(leaders, (l) => l ?? -1);
+}
+
+/**
+ * The node that leads the most of `leaders` (partition leaders, -1 for none); among equals one
+ * other than `spare` if there is one (e.g. to kill a leader that is not also the coordinator), then the lowest id.
+ */
+export function busiestLeader(leaders: number[], spare?: number): number {
+  const counts = new Map<number, number>();
+  for (const l of leaders) if (l >= 0) counts.set(l, (counts.get(l) ?? 0) + 1);
+  const top = [...counts].sort(
+    (a, b) => b[1] - a[1] || Number(a[0] === spare) - Number(b[0] === spare) || a[0] - b[0],
+  )[0];
+  if (!top) throw new Error('no partition has a leader');
+  return top[0];
+}
+
+/** The partitions of `topics` without a leader or with a replica out of the ISR now, as `topic/partition isr [..]`. */
+export async function shortIsrs(admin: Admin, topics: string[]): Promise<string[]> {
+  const { topics: meta } = await admin.fetchTopicMetadata({ topics });
+  return meta.flatMap((t) =>
+    t.partitions
+      .filter((p) => p.leader < 0 || p.isr.length < p.replicas.length)
+      .map((p) => `${t.name}/${p.partitionId} isr [${p.isr.join(',')}]`),
+  );
+}
+
 /** The node id of the transaction coordinator of `transactionalId`, from a FindCoordinator request. */
 export async function transactionCoordinatorOf(kafka: Kafka, transactionalId: string): Promise<number> {
   return findCoordinator(kafka, transactionalId, 'transaction');

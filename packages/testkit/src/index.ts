@@ -35,3 +35,4 @@ export {
 export { makeTestCa } from './broker-security';
 export * from './kafka-cluster';
 export * from './coordinators';
+export { longestCommitGaps, type CommitGap, type TaskCommit } from './report/commit-gaps';

@@ -20,6 +20,8 @@ export interface TopicSpec {
   compacted?: boolean;
   /** Topic configs, e.g. max.message.bytes. */
   configs?: Record<string, string>;
+  /** 1 by default (the single test broker); 3 on a three-node cluster. */
+  replicationFactor?: number;
 }
 
 export async function createTopics(admin: Admin, specs: TopicSpec[]): Promise<void> {
@@ -28,7 +30,7 @@ export async function createTopics(admin: Admin, specs: TopicSpec[]): Promise<vo
     topics: specs.map((s) => ({
       topic: s.topic,
       numPartitions: s.partitions ?? 1,
-      replicationFactor: 1,
+      replicationFactor: s.replicationFactor ?? 1,
       configEntries: [
         ...(s.compacted ? [{ name: 'cleanup.policy', value: 'compact' }] : []),
         ...Object.entries(s.configs ?? {}).map(([name, value]) => ({ name, value })),
