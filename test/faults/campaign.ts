@@ -147,7 +147,7 @@ async function runOne(stack: FaultStack, o: CampaignOptions, run: number): Promi
       },
     });
   } catch (err) {
-    error = err instanceof Error ? err.message : String(err);
+    error = describeError(err);
   }
   // Once more on failure: a read of a long topic (an interrupted rebuild's 150,000 accounts) can
   // run past its bound on a loaded machine, and a run without figures counts for nothing.
@@ -174,4 +174,20 @@ async function runOne(stack: FaultStack, o: CampaignOptions, run: number): Promi
     ms: Date.now() - started,
     replay: replayCommand(seed, o),
   };
+}
+
+/**
+ * A run's first error: the message (the scenario's carries its timeline and logs); a one-line
+ * message (a client's "Connection timeout") gets its type and where it was thrown, or a failed run
+ * would not say which step failed.
+ */
+export function describeError(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  if (err.message.includes('\n')) return err.message;
+  const frames = (err.stack ?? '')
+    .split('\n')
+    .filter((l) => l.trimStart().startsWith('at '))
+    .slice(0, 6)
+    .map((l) => `  ${l.trim()}`);
+  return [`${err.name}: ${err.message}`, ...frames].join('\n');
 }

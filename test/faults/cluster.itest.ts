@@ -1,7 +1,8 @@
+import { kafkaClient, waitUntil } from '@state-relay/testkit';
 import { inject } from './faults';
 import { waitRecovered } from './recovery';
 import { runScenario } from './scenario';
-import { FaultStack } from './stack';
+import { FaultStack, nodeAnswers } from './stack';
 
 // The representative three-broker case of CI: the deployment on a KRaft cluster of three nodes
 // (topics at RF 3, min.insync.replicas 2), and mid-sweep, under load, two of the three nodes
@@ -49,4 +50,30 @@ describe('faults on three brokers during a sweep under load (containers)', () =>
       throw err;
     }
   }, 900_000);
+
+  // partition-broker's heal, on its own (the campaign draws it): the node cut off every network
+  // and put back must answer on its published port again, or every client on the host (the
+  // harness, the load, the tally) loses it (stack.ts, republish()).
+  it('a node cut off every network and healed answers on its published port again', async () => {
+    const node = stack.cluster.nodes[stack.cluster.nodes.length - 1]!;
+    await stack.partitionBroker(node.nodeId);
+    try {
+      // The cut reaches the published port too: a client that knows only this node gets nothing.
+      await waitUntil(async () => !(await nodeAnswers(node.broker)), {
+        timeoutMs: 20_000,
+        intervalMs: 500,
+        message: 'the cut node to stop answering',
+      });
+    } finally {
+      await stack.healBroker(node.nodeId);
+    }
+    // A client that knows only this node reaches the whole cluster through it.
+    const admin = kafkaClient([node.broker], 'healed-node-probe').admin();
+    await admin.connect();
+    try {
+      expect((await admin.describeCluster()).brokers).toHaveLength(stack.cluster.nodes.length);
+    } finally {
+      await admin.disconnect();
+    }
+  }, 180_000);
 });
