@@ -36,17 +36,21 @@ export interface KafkaClientOptions {
  * Throws UnsupportedKafkajsError when the installed kafkajs is not the release kafka-runtime's
  * adapter is written against.
  */
-export function createKafkaClient({ clientId, brokers, connection, logger }: KafkaClientOptions): Kafka {
+export function createKafkaClient(options: KafkaClientOptions): Kafka {
   assertSupportedKafkajs();
-  if (connection?.ssl?.rejectUnauthorized === false) {
-    logger.warn("KAFKA_SSL_VERIFY=false: the brokers' certificates and host names are not checked");
+  if (options.connection?.ssl?.rejectUnauthorized === false) {
+    options.logger.warn("KAFKA_SSL_VERIFY=false: the brokers' certificates and host names are not checked");
   }
+  return kafkaWith(options, KAFKA_RETRY);
+}
+
+function kafkaWith({ clientId, brokers, connection, logger }: KafkaClientOptions, retry: RetryOptions): Kafka {
   return new Kafka({
     clientId,
     brokers,
     ...kafkajsSecurity(connection),
     logCreator: kafkaLogCreator(logger.child({ component: 'kafkajs' })),
-    retry: KAFKA_RETRY,
+    retry,
   });
 }
 
@@ -122,9 +126,12 @@ export function connectionRefusal(
  * (connectionRefusal), instead of a minute of retries ending in kafkajs's own message. Any other
  * failure is left to the start's own retrying calls.
  */
-export async function checkKafkaConnection(kafka: Kafka, connection: KafkaConnection | undefined): Promise<void> {
+export async function checkKafkaConnection(options: KafkaClientOptions): Promise<void> {
+  const { connection } = options;
   if (!connection || connection.protocol === 'PLAINTEXT') return;
-  const admin = kafka.admin({ retry: { retries: 0 } });
+  // A client of its own: kafkajs connects through the client's retry (KAFKA_RETRY, about a
+  // minute for a certificate it does not trust), whatever retry the admin is given.
+  const admin = kafkaWith(options, { retries: 0 }).admin();
   try {
     await admin.connect();
   } catch (err) {

@@ -5,7 +5,12 @@ import { startSecureKafka, uniqueName, type SecureKafka } from '@state-relay/tes
 import pino from 'pino';
 import { kafkaConnectionFrom, KAFKA_CONNECTION_ENV } from '../src/config/kafka-connection';
 import { loadEnv } from '../src/config/load-env';
-import { checkKafkaConnection, createKafkaClient, KafkaConnectionRefusedError } from '../src/kafka';
+import {
+  checkKafkaConnection,
+  createKafkaClient,
+  KafkaConnectionRefusedError,
+  type KafkaClientOptions,
+} from '../src/kafka';
 
 // The connection variables against a real SASL_SSL listener (certificates and users made by the
 // test): each SASL mechanism with the CA from a file and the password from a _FILE variable; a
@@ -33,16 +38,16 @@ describe('Kafka connection security against a SASL_SSL broker', () => {
     });
     return connection;
   };
-  const clientFor = (env: Record<string, string>) =>
-    createKafkaClient({
-      clientId: uniqueName('secure'),
-      brokers: kafka.brokers,
-      connection: connectionFor(env),
-      logger: silent,
-    });
+  const optionsFor = (env: Record<string, string>, logger = silent): KafkaClientOptions => ({
+    clientId: uniqueName('secure'),
+    brokers: kafka.brokers,
+    connection: connectionFor(env),
+    logger,
+  });
+  const clientFor = (env: Record<string, string>) => createKafkaClient(optionsFor(env));
   /** What a service's start check says with these variables: undefined when it lets the start go on. */
-  const startCheck = async (env: Record<string, string>) => {
-    const err = await checkKafkaConnection(clientFor(env), connectionFor(env)).then(
+  const startCheck = async (env: Record<string, string>, logger = silent) => {
+    const err = await checkKafkaConnection(optionsFor(env, logger)).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -110,8 +115,11 @@ describe('Kafka connection security against a SASL_SSL broker', () => {
   it('the start check stops at once on a certificate no trusted CA signed, naming KAFKA_SSL_CA_FILE', async () => {
     const env = { ...sasl('PLAIN') };
     delete (env as Record<string, string>).KAFKA_SSL_CA_FILE;
-    const { err } = await startCheck(env);
+    const lines: string[] = [];
+    const { err } = await startCheck(env, pino({ level: 'debug' }, { write: (line: string) => lines.push(line) }));
     expect(err).toBeInstanceOf(KafkaConnectionRefusedError);
+    // One connection attempt, not the client's minute of retries (kafkajs logs each failed one).
+    expect(lines.filter((l) => l.includes('Failed to connect to seed broker'))).toHaveLength(1);
     expect((err as Error).message).toMatch(
       /^the broker's TLS certificate was not accepted \((SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)\): check KAFKA_SSL_CA_FILE \(unset: only the system CAs are trusted\)/,
     );

@@ -8,7 +8,7 @@ import {
   ReplaceableAdmin,
   supportsEosV2,
 } from '@state-relay/kafka-runtime';
-import { checkKafkaConnection, createKafkaClient } from '@state-relay/service-kit';
+import { checkKafkaConnection, createKafkaClient, type KafkaClientOptions } from '@state-relay/service-kit';
 import type { Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { ProcessorConfig } from './config';
@@ -55,6 +55,8 @@ const NO_TASKS: TaskView = { owned: [], read: () => undefined, stateOf: () => un
  */
 export class Processor {
   readonly kafka: Kafka;
+  /** What `kafka` was made from: the start check makes its own client from them, without retries. */
+  private readonly kafkaOptions: KafkaClientOptions;
   readonly groupId: string;
   private readonly inputTopics: readonly string[];
   private admin?: ReplaceableAdmin;
@@ -74,12 +76,13 @@ export class Processor {
     this.groupId = config.appId;
     this.inputTopics = [config.eventsTopic, config.commandsTopic];
     this.instanceId = config.instanceId ?? null;
-    this.kafka = createKafkaClient({
+    this.kafkaOptions = {
       clientId: `${config.appId}-processor`,
       brokers: config.brokers,
       connection: config.kafkaConnection,
       logger,
-    });
+    };
+    this.kafka = createKafkaClient(this.kafkaOptions);
   }
 
   /** Ready when the group has been joined and every assigned task is RUNNING. */
@@ -108,7 +111,7 @@ export class Processor {
   /** Creates missing topics, refuses non-co-partitioned inputs, joins the group. */
   async start(): Promise<void> {
     const { config, logger, metrics, extension } = this.deps;
-    await checkKafkaConnection(this.kafka, config.kafkaConnection); // refused credentials or certificate: stop now
+    await checkKafkaConnection(this.kafkaOptions); // refused credentials or certificate: stop now
     const provisioning = this.kafka.admin();
     await provisioning.connect();
     const { deleteRetentionMs } = await provisionTopics(provisioning, config, logger).finally(() =>

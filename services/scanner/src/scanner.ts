@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { accountsDomain } from '@state-relay/accounts';
 import { ReplaceableAdmin } from '@state-relay/kafka-runtime';
-import { checkKafkaConnection, createKafkaClient } from '@state-relay/service-kit';
+import { checkKafkaConnection, createKafkaClient, type KafkaClientOptions } from '@state-relay/service-kit';
 import { ReplicaStore, SqliteFile, type Schema } from '@state-relay/store';
 import type { Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
@@ -69,6 +69,8 @@ export interface ScannerDeps {
  */
 export class Scanner {
   readonly kafka: Kafka;
+  /** What `kafka` was made from: the start check makes its own client from them, without retries. */
+  private readonly kafkaOptions: KafkaClientOptions;
   readonly replica: ReplicaStore;
   readonly database: ScansDatabase;
   readonly store: ScanStore;
@@ -93,12 +95,13 @@ export class Scanner {
 
   constructor(private readonly deps: ScannerDeps) {
     const { config, logger, metrics } = deps;
-    this.kafka = createKafkaClient({
+    this.kafkaOptions = {
       clientId: `${config.appId}-scanner-${config.scannerId}`,
       brokers: config.brokers,
       connection: config.kafkaConnection,
       logger,
-    });
+    };
+    this.kafka = createKafkaClient(this.kafkaOptions);
     this.admin = new ReplaceableAdmin(this.kafka, {
       onReplaced: (call, err) => {
         metrics.adminReplacements.inc();
@@ -185,7 +188,7 @@ export class Scanner {
     const { config, logger } = this.deps;
     this.started = true;
     this.retention.start(); // scans.sqlite only: it needs no broker
-    await checkKafkaConnection(this.kafka, config.kafkaConnection); // refused credentials or certificate: stop now
+    await checkKafkaConnection(this.kafkaOptions); // refused credentials or certificate: stop now
     await this.admin.connect();
     await waitForTopics(
       this.admin,
