@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { formatWithPrettier } from '@state-relay/testkit';
 
 // What the campaign and the soak write: the run's provenance (commit, working tree, machine),
 // JSON next to the docs (the docs blocks are written by testkit's writeDocsBlock).
@@ -60,9 +61,11 @@ export function provenance(meta: RunMeta): string {
   );
 }
 
+/** Writes `data` as JSON, formatted as the repo's format check wants it (docs/faults/*.json are checked). */
 export async function writeJson(file: string, data: unknown): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });
   await writeFile(file, `${JSON.stringify(data, null, 2)}\n`);
+  formatWithPrettier([file]);
 }
 
 export const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;

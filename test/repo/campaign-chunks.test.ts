@@ -1,8 +1,10 @@
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { CampaignOptions, RunRecord } from '../faults/campaign';
 import { campaignMarkdown, resumeMismatches, runList, runsToDo, type CampaignChunk } from '../faults/campaign-report';
-import type { RunMeta } from '../faults/report';
+import { writeJson, type RunMeta } from '../faults/report';
 
 // A campaign longer than a working session goes in chunks (`pnpm faults --resume --chunk N`):
 // which runs a chunk does, which options it must share with the file, what the docs say.
@@ -121,5 +123,17 @@ describe('a campaign in chunks', () => {
     const chunk = spawnSync(process.execPath, [cli, 'faults', '--chunk', '0'], { encoding: 'utf8' });
     expect(chunk.status).toBe(2);
     expect(chunk.stderr).toContain('--chunk must be a positive integer, got 0');
+  });
+
+  it('writes its file as the format check wants it (the campaign JSON is in docs/)', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'campaign-json-'));
+    try {
+      const file = path.join(dir, 'campaign.json');
+      await writeJson(file, { options: { faultsPerRun: [2, 5] }, runs: [] });
+      // JSON.stringify(…, 2) puts each array element on its own line; prettier keeps short arrays on one.
+      expect(readFileSync(file, 'utf8')).toBe('{\n  "options": {\n    "faultsPerRun": [2, 5]\n  },\n  "runs": []\n}\n');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
