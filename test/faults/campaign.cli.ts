@@ -100,6 +100,9 @@ describe('fault campaign', () => {
       // One after the other: each builds (or reuses) the images and starts its own broker.
       for (let i = 0; i < cli.parallel; i++) stacks.push(await FaultStack.start({ brokers: cli.brokers }));
       const done: RunRecord[] = [];
+      // One write at a time: an after-run write still running when the last one starts once left
+      // the file with the end of one write after the other (chunk 3 of the three-broker campaign).
+      let saving = Promise.resolve();
       const records: RunRecord[] = await runCampaign(
         stacks,
         options,
@@ -107,7 +110,7 @@ describe('fault campaign', () => {
           say(runLine(r, options.runs));
           done.push(r);
           // Written after every run, so a campaign cut short keeps what it found (complete: false).
-          if (cli.docs) void writeJson(json, write(done, false)).catch(() => undefined);
+          if (cli.docs) saving = saving.then(() => writeJson(json, write(done, false))).catch(() => undefined);
         },
         async (broken) => {
           const file = path.join(ROOT, '.state-relay', 'fault-logs', `broker-${Date.now()}.log`);
@@ -126,6 +129,7 @@ describe('fault campaign', () => {
       const file = write(records, true);
       for (const line of summaryLines(file.runs)) say(line);
       if (cli.docs) {
+        await saving;
         await writeJson(json, file);
         writeDocsBlock(
           path.join(ROOT, 'docs/faults.md'),

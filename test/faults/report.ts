@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { formatWithPrettier } from '@state-relay/testkit';
@@ -61,11 +61,23 @@ export function provenance(meta: RunMeta): string {
   );
 }
 
-/** Writes `data` as JSON, formatted as the repo's format check wants it (docs/faults/*.json are checked). */
+let written = 0;
+
+/**
+ * Writes `data` as JSON, formatted as the repo's format check wants it (docs/faults/*.json are
+ * checked): to a file of its own, formatted there, then renamed over `file`, so two writes that
+ * overlap (the campaign's after-run write and its last one) leave one whole file, never a mix.
+ */
 export async function writeJson(file: string, data: unknown): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });
-  await writeFile(file, `${JSON.stringify(data, null, 2)}\n`);
-  formatWithPrettier([file]);
+  const temp = path.join(path.dirname(file), `.${path.basename(file, '.json')}.${process.pid}-${++written}.json`);
+  try {
+    await writeFile(temp, `${JSON.stringify(data, null, 2)}\n`);
+    formatWithPrettier([temp]);
+    await rename(temp, file);
+  } finally {
+    await rm(temp, { force: true });
+  }
 }
 
 export const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
