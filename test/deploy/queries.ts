@@ -104,12 +104,17 @@ const SERIES_SUFFIXES: Record<string, string[]> = {
   _sum: ['histogram', 'summary'],
 };
 
+/** Series Prometheus writes itself for each scrape target, which no service exports. */
+export const SCRAPE_SERIES: ReadonlySet<string> = new Set(['up']);
+
 /**
- * Why `name`, as a query selects it, is not exported by any of `expositions`: no family of that
+ * Why `name`, as a query selects it, is not exported by any of `expositions` (nor written by
+ * Prometheus: SCRAPE_SERIES): no family of that
  * name (or, for `x_bucket`, `x_count`, `x_sum`, no histogram `x`), or a family without one sample
  * of that name. Undefined when one exports it with samples.
  */
 export function notExported(name: string, expositions: Exposition[]): string | undefined {
+  if (SCRAPE_SERIES.has(name)) return undefined;
   const families = expositions.filter((e) => {
     if (e.types.has(name)) return true;
     const suffix = Object.keys(SERIES_SUFFIXES).find((s) => name.endsWith(s));

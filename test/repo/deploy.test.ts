@@ -60,6 +60,8 @@ describe('reading metric names out of PromQL', () => {
     expect(notExported('c_total', [exposition])).toBe('c_total is declared (HELP/TYPE) but has no sample');
     expect(notExported('x_count', [exposition])).toBe('x_count is not exported');
     expect(notExported('nope', [exposition])).toBe('nope is not exported');
+    // Prometheus writes `up` itself for each target (StateRelayInstanceDown reads it).
+    expect(notExported('up', [])).toBeUndefined();
   });
 });
 
