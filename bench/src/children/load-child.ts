@@ -22,7 +22,10 @@ const FINISH_CHUNK = 2_000;
  */
 runChild<LoadChildConfig>(async (cfg, send) => {
   const kafka = new kafkajs.Kafka({ clientId: 'bench-load', brokers: cfg.brokers, logLevel: kafkajs.logLevel.NOTHING });
-  const producer = kafka.producer({ allowAutoTopicCreation: false });
+  // Retried for about a minute (kafkajs's default gives up after ~9 s): a broker killed in part 5
+  // can leave a partition below min.insync.replicas longer than that, and an upstream producer that
+  // dropped events there would leave the processor nothing to prove.
+  const producer = kafka.producer({ allowAutoTopicCreation: false, retry: { retries: 30, maxRetryTime: 2_000 } });
   await producer.connect();
 
   let sent = 0;
