@@ -4,7 +4,12 @@ import { join } from 'node:path';
 import { accountsDomain } from '@state-relay/accounts';
 import { accountsOracle } from '@state-relay/accounts/testing';
 import { encodeStoredEntity } from '@state-relay/contracts';
-import { initTaskProducer, isFencedError } from '@state-relay/kafka-runtime';
+import {
+  initTaskProducer,
+  initTransactionalProducer,
+  instanceTransactionalId,
+  isFencedError,
+} from '@state-relay/kafka-runtime';
 import { kafkaClient, readTopic, testBrokers, waitUntil } from '@state-relay/testkit';
 import type { Kafka, Producer, Transaction } from 'kafkajs';
 import pino from 'pino';
@@ -31,9 +36,8 @@ const ZOMBIE_KEY = 'zombie-v1-key';
 /** Where the zombie's transaction moves the events offset of task 0: far past anything produced. */
 const ZOMBIE_OFFSET = '100000';
 
-function v2Processor(d: Deployment, stateDir: string, env: Record<string, string> = {}) {
+function processorOf(d: Deployment, stateDir: string, env: Record<string, string> = {}) {
   const config = loadConfig({ ...deploymentEnv(d), STATE_DIR: stateDir, SESSION_TIMEOUT_MS: '6000', ...env });
-  expect(config.exactlyOnce).toBe('v2');
   return new Processor({ config, domain: accountsDomain, logger: silent, metrics: createProcessorMetrics() });
 }
 
@@ -43,6 +47,15 @@ function v2Processor(d: Deployment, stateDir: string, env: Record<string, string
  */
 async function frozenV1Zombie(kafka: Kafka, d: Deployment): Promise<{ producer: Producer; tx: Transaction }> {
   const producer = await initTaskProducer({ kafka, appId: d.appId, task: 0, transactionTimeoutMs: 60_000 });
+  return openZombieTransaction(producer, d, ZOMBIE_OFFSET);
+}
+
+/** The transaction a frozen instance left open on task 0: one changelog record and the events offset `offset`. */
+async function openZombieTransaction(
+  producer: Producer,
+  d: Deployment,
+  offset: string,
+): Promise<{ producer: Producer; tx: Transaction }> {
   const tx = await producer.transaction();
   await tx.send({
     topic: d.changelogTopic,
@@ -56,7 +69,7 @@ async function frozenV1Zombie(kafka: Kafka, d: Deployment): Promise<{ producer: 
   });
   await tx.sendOffsets({
     consumerGroupId: d.appId,
-    topics: [{ topic: d.eventsTopic, partitions: [{ partition: 0, offset: ZOMBIE_OFFSET }] }],
+    topics: [{ topic: d.eventsTopic, partitions: [{ partition: 0, offset }] }],
   });
   return { producer, tx };
 }
@@ -117,7 +130,7 @@ describe('a group mixing exactly-once v1 and v2 instances (real broker)', () => 
     const zombie = await frozenV1Zombie(kafka, d);
     cleanups.push(() => zombie.producer.disconnect());
 
-    const processor = v2Processor(d, tmp());
+    const processor = processorOf(d, tmp());
     cleanups.push(() => processor.stop());
     await processor.start();
     // Task 0 enters only after fencing <APP_ID>-0: the zombie's open transaction no longer holds its
@@ -160,7 +173,7 @@ describe('a group mixing exactly-once v1 and v2 instances (real broker)', () => 
     const zombie = await frozenV1Zombie(kafka, d);
     cleanups.push(() => zombie.producer.disconnect());
 
-    const processor = v2Processor(d, tmp(), { EXACTLY_ONCE_LEGACY_FENCE: 'false' });
+    const processor = processorOf(d, tmp(), { EXACTLY_ONCE_LEGACY_FENCE: 'false' });
     cleanups.push(() => processor.stop());
     await processor.start();
     await waitUntil(() => processor.tasks.stateOf(1) === 'RUNNING', {
@@ -175,6 +188,35 @@ describe('a group mixing exactly-once v1 and v2 instances (real broker)', () => 
     // Its record is committed and restored into the v2 owner's store: an update from outside it.
     const changelog = await readTopic(kafka, d.changelogTopic, { isolation: 'read_committed', timeoutMs: 30_000 });
     expect(changelog.filter((r) => r.key === ZOMBIE_KEY)).toHaveLength(1);
+    expect(processor.tasks.read(ZOMBIE_KEY)?.task).toBe(0);
+  });
+
+  it('a v1 task of this release taking a task from a frozen v2 instance waits out its transaction and restores what it committed', async () => {
+    // The other way round (a roll back, or a task moving back to a v1 instance mid-roll): the v1
+    // fence does not reach the v2 instance's id, so the v1 task reads its offsets stable and its
+    // changelog end settled before it restores. Restoring to the end read at once would miss the
+    // zombie's record while seeking past the offsets its commit moves.
+    const { d } = await deployment(3105);
+    const ends = await eventEnds(kafka, d);
+    const producer = await initTransactionalProducer({
+      kafka,
+      transactionalId: instanceTransactionalId(d.appId, 'frozen-v2'),
+      transactionTimeoutMs: 60_000,
+    });
+    const zombie = await openZombieTransaction(producer, d, ends.get(0)!);
+    cleanups.push(() => producer.disconnect());
+
+    const processor = processorOf(d, tmp(), { EXACTLY_ONCE: 'v1' });
+    cleanups.push(() => processor.stop());
+    await processor.start();
+    await waitUntil(() => processor.tasks.stateOf(1) === 'RUNNING', { timeoutMs: 30_000, message: 'task 1 to run' });
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(processor.tasks.stateOf(0)).toBe('RESTORING'); // waiting out the v2 zombie's transaction
+
+    await zombie.tx.commit(); // the zombie thaws and commits: nothing of the v2 side fenced it
+    await waitUntil(() => processor.isReady, { timeoutMs: 30_000, message: 'task 0 to run' });
+    // Task 0 resumes at the zombie's offset with the zombie's record in its store: consistent.
+    expect((await committedEventOffsets(kafka, d)).get(0)).toBe(ends.get(0));
     expect(processor.tasks.read(ZOMBIE_KEY)?.task).toBe(0);
   });
 });
