@@ -12,6 +12,11 @@ export const TaskFailureKinds = {
   store: 'store',
   /** Fencing, reading the changelog end, restoring or reading offsets failed: retried. */
   restore: 'restore',
+  /**
+   * Exactly-once v2: the incarnation that built a commit part no longer holds the task (revoked,
+   * rejoined, failed) or there is no membership to fence it with: the part was dropped, never sent.
+   */
+  migrated: 'migrated',
 } as const;
 export type TaskFailureKind = (typeof TaskFailureKinds)[keyof typeof TaskFailureKinds];
 

@@ -14,7 +14,7 @@ import { commitAlone } from './isolation';
 import { PoisonWatch, poisonCause, type PoisonCause } from './poison';
 import type { CommitPort } from './instance-commit';
 import type { CommitLatencyWindow } from '../status/commit-latency-window';
-import { commitUnit } from './transaction';
+import { commitUnit, type GroupMembership, type PartOwner } from './transaction';
 import { currentEntity, UnitOfWork } from './unit-of-work';
 
 export interface TaskTopics {
@@ -68,6 +68,10 @@ export interface TaskDeps {
   commits?: CommitPort;
   /** The status page's recent window of event commit latencies (GET /status). */
   commitLatency?: Pick<CommitLatencyWindow, 'record'>;
+  /** Exactly-once v2: the member of the current assignment (a part records it; see PartOwner). */
+  membership?: () => GroupMembership | undefined;
+  /** Exactly-once v2: this incarnation of the task still holds it (RUNNING, in the current assignment). */
+  holds?: (task: Task, incarnation: number) => boolean;
 }
 
 /** Records folded between two yields to the event loop (a fetched batch can hold thousands). */
@@ -434,7 +438,7 @@ export class Task implements TaskContext {
     // v2 commits every input's offset each time: a pending transaction of the task is then always
     // visible to a new owner's require_stable read, whatever the unit moved.
     const { changes, checkpoint } = this.deps.commits
-      ? await this.deps.commits.commit({ task: this.id, unit, inputs, offsets: inputs })
+      ? await this.deps.commits.commit({ task: this.id, unit, inputs, offsets: inputs, owner: this.owner(incarnation) })
       : await commitUnit(this.producer!, unit, {
           task: this.id,
           groupId: this.deps.groupId,
@@ -454,6 +458,15 @@ export class Task implements TaskContext {
     }
     this.failures = 0;
     this.report(unit, unitNumber, startedAt, committedAt, changes.length);
+  }
+
+  /** Who a part of `incarnation` belongs to: the instance committer sends it only while this holds. */
+  private owner(incarnation: number): PartOwner {
+    const { membership, holds } = this.deps;
+    return {
+      builtUnder: membership?.(),
+      holds: () => (holds ? holds(this, incarnation) : this.incarnation === incarnation && this.current === 'RUNNING'),
+    };
   }
 
   /** Every failure of a RUNNING task goes through here: the poison watch counts it, the lifecycle acts on it. */
