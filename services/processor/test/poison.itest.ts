@@ -263,13 +263,16 @@ describe('poison records, against a real broker', () => {
     ]).finally(() => admin.disconnect());
     await ready(p);
 
-    // Load on every partition in the same instance transactions as the refused record.
-    const events = [
-      ...Array.from({ length: 60 }, (_, i) => added(`k-${i % 12}`, i)),
-      added('big', 1, { pad: 10_000 }),
-      ...Array.from({ length: 60 }, (_, i) => added(`k-${i % 12}`, 60 + i)),
-    ];
-    await produceEvents(kafka, d.eventsTopic, events);
+    // Load on every partition all along, so that every instance transaction the refused record
+    // is in also holds the other tasks' units (before the split they failed with it each time).
+    const events: Array<{ key: string; event: DomainEvent }> = [];
+    for (let round = 0; round < 40; round++) {
+      const more = Array.from({ length: 12 }, (_, i) => added(`k-${i}`, 1_000 + round));
+      if (round === 0) more.splice(6, 0, added('big', 1, { pad: 10_000 })); // with the others' records
+      events.push(...more);
+      await produceEvents(kafka, d.eventsTopic, more);
+      await new Promise((r) => setTimeout(r, 100));
+    }
     await waitCaughtUp(kafka, d.appId, d.eventsTopic);
 
     const state = await changelogState(kafka, d.changelogTopic);
@@ -278,9 +281,10 @@ describe('poison records, against a real broker', () => {
     for (const [key, value] of expected) expect([key, state.get(key)?.value]).toEqual([key, value]);
     const [dead] = await readTopic(kafka, d.deadLetterTopic, { count: 1, isolation: 'read_committed' });
     expect(dead!.key).toBe('big');
-    // One task isolated (the one whose record the broker refused); before the split every task
-    // in the shared transaction counted the refusal and all of them isolated.
+    // Only the task whose record the broker refused failed (its POISON_MAX_ATTEMPTS attempts) and
+    // isolated; before the split every task in the shared transaction failed with it each time.
     expect(await metric('processor_instance_transactions_total', 'outcome="refused"')).toBeGreaterThanOrEqual(1);
+    expect(await metric('processor_task_failures_total', 'kind="commit"')).toBe(2);
     expect(await metric('processor_poison_isolations_total')).toBe(1);
     expect(await metric('processor_poison_records_total')).toBe(1);
     for (const task of [0, 1, 2]) expect(p.tasks.stateOf(task)).toBe('RUNNING');
