@@ -216,6 +216,32 @@ describe('OffsetFetch v7 (the kafkajs patch)', () => {
     expect(await encoded(request)).toEqual(bytes(noTags, compactString('grp'), compactArray(null), int8(0), noTags));
   });
 
+  it('writes no topics ([]) as the null array too: fetchOffsets without topics means every topic, as in v2-v4', async () => {
+    // kafkajs's admin passes [] for "no topics given"; v2-v4 write that as a null array (length -1).
+    const empty = await encoded(protocol({ groupId: 'grp', topics: [] }).request);
+    expect(empty).toEqual(bytes(noTags, compactString('grp'), uvarint(0), int8(0), noTags));
+    expect(empty).toEqual(await encoded(protocol({ groupId: 'grp', topics: null }).request));
+    expect(
+      await encoded(table('offsetFetch').protocol({ version: 4 })({ groupId: 'grp', topics: [] }).request),
+    ).toEqual(bytes(int16(3), Buffer.from('grp'), int32(-1)));
+    // One topic: an array of one (N + 1 = 2), its name and partitions.
+    expect(
+      await encoded(protocol({ groupId: 'grp', topics: [{ topic: 'in', partitions: [{ partition: 3 }] }] }).request),
+    ).toEqual(
+      bytes(
+        noTags,
+        compactString('grp'),
+        uvarint(2),
+        compactString('in'),
+        uvarint(2),
+        int32(3),
+        noTags,
+        int8(0),
+        noTags,
+      ),
+    );
+  });
+
   it('decodes offsets, leader epoch and metadata, and fails with the retriable UNSTABLE_OFFSET_COMMIT', async () => {
     const { response } = protocol({ groupId: 'grp', topics: [] });
     const partition = (p: number, offset: bigint, error: number, metadata: string | null) =>
