@@ -10,8 +10,8 @@ export {
   memberIdentityOf,
 } from './member-identity';
 export type { DuplicateRefusal, IdentifiedMember, MemberIdentity } from './member-identity';
-export { duplicateRefusalFor, instanceIdHolders } from './instance-claims';
-export type { InstanceIdHolder } from './instance-claims';
+export { duplicateRefusalFor, instanceIdClaims } from './instance-claims';
+export type { InstanceIdClaims, InstanceIdHolder } from './instance-claims';
 export {
   ensureTopics,
   brokerDefaultReplicationFactor,

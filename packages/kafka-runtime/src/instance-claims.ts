@@ -11,19 +11,26 @@ export interface InstanceIdHolder {
   identity: MemberIdentity;
 }
 
-/**
- * Which members of `groupId` carry `instanceId` now: 'rebalancing' while the group is neither
- * Stable nor settled empty (only a Stable group's description holds the members' metadata).
- */
-export async function instanceIdHolders(
+/** What DescribeGroups says of the members carrying one instance id. */
+export interface InstanceIdClaims {
+  /** Stable or settled empty. While the group rebalances its members are listed without their metadata. */
+  settled: boolean;
+  memberIds: string[];
+  /** The members carrying the id (only known when `settled`). */
+  holders: InstanceIdHolder[];
+}
+
+/** Which members of `groupId` carry `instanceId` now, and which members the group lists. */
+export async function instanceIdClaims(
   admin: Pick<Admin, 'describeGroups'>,
   groupId: string,
   instanceId: string,
-): Promise<InstanceIdHolder[] | 'rebalancing'> {
+): Promise<InstanceIdClaims> {
   const { groups } = await admin.describeGroups([groupId]);
   const group = groups.find((g) => g.groupId === groupId);
-  if (!group || settledEmpty(group.state)) return [];
-  if (group.state !== 'Stable') return 'rebalancing';
+  if (!group || settledEmpty(group.state)) return { settled: true, memberIds: [], holders: [] };
+  const memberIds = group.members.map((m) => m.memberId);
+  if (group.state !== 'Stable') return { settled: false, memberIds, holders: [] };
   const holders: InstanceIdHolder[] = [];
   for (const m of group.members) {
     const identity = memberIdentityOf(m.memberMetadata);
@@ -31,7 +38,7 @@ export async function instanceIdHolders(
       holders.push({ memberId: m.memberId, clientId: m.clientId, clientHost: m.clientHost, identity });
     }
   }
-  return holders;
+  return { settled: true, memberIds, holders };
 }
 
 /**

@@ -110,4 +110,19 @@ describe('one INSTANCE_ID, two processes (EXACTLY_ONCE=v2, real broker)', () => 
     await waitCaughtUp(kafka, d.appId, d.eventsTopic);
     expect(await committed(again)).toBeGreaterThan(0);
   });
+
+  it('a process killed and restarted with the same INSTANCE_ID starts once its old member’s session has timed out', async () => {
+    const d = newDeployment(testBrokers(), 2);
+    const a = await processor(d).start(env);
+    await a.waitReady();
+    await a.kill(); // its member stays listed until SESSION_TIMEOUT_MS (10 s here)
+
+    const again = await processor(d, a.stateDir).start({ ...env, LOG_LEVEL: 'info' });
+    await again.waitReady(60_000);
+    expect(again.output).toContain('waiting out its session timeout');
+    expect(again.output).not.toContain('INSTANCE_ID_IN_USE');
+    await produceEvents(kafka, d.eventsTopic, demoEvents(20, 2, 4));
+    await waitCaughtUp(kafka, d.appId, d.eventsTopic);
+    expect(await committed(again)).toBeGreaterThan(0);
+  });
 });

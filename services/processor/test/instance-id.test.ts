@@ -62,12 +62,29 @@ describe('the INSTANCE_ID start check', () => {
 
   it('starts once a holder leaves within its session timeout: this instance’s own crashed previous life', async () => {
     const admin = adminAnswering(
-      { state: 'Stable', members: [member('m-old', identity('x', 1_000))] },
-      { state: 'Stable', members: [member('m-old', identity('x', 1_000))] },
-      { state: 'PreparingRebalance' },
+      { state: 'Stable', members: [member('m-old', identity('x', 1_000)), member('m-2')] },
+      { state: 'Stable', members: [member('m-old', identity('x', 1_000)), member('m-2')] },
       { state: 'Empty' },
     );
     await expect(check(admin)).resolves.toBeUndefined();
+  });
+
+  it('starts as soon as the rebalance that removed the holder begins, so it can join that rebalance', async () => {
+    const admin = adminAnswering(
+      { state: 'Stable', members: [member('m-old', identity('x', 60_000)), member('m-2', identity('y'))] },
+      { state: 'PreparingRebalance', members: [member('m-old'), member('m-2')] }, // listed, without metadata
+      { state: 'PreparingRebalance', members: [member('m-2')] },
+    );
+    await expect(check(admin)).resolves.toBeUndefined();
+    expect(admin.calls).toBe(3);
+  });
+
+  it('refuses a holder still listed after its session timeout while the group rebalances', async () => {
+    const admin = adminAnswering(
+      { state: 'Stable', members: [member('m-live', identity('x'))] },
+      { state: 'PreparingRebalance', members: [member('m-live'), member('m-3')] },
+    );
+    await expect(check(admin)).rejects.toBeInstanceOf(InstanceIdInUseError);
   });
 
   it('refuses when a holder is still a member after its session timeout, naming the id, the member and what to do', async () => {

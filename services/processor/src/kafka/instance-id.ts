@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { instanceIdHolders } from '@state-relay/kafka-runtime';
+import { instanceIdClaims, type InstanceIdHolder } from '@state-relay/kafka-runtime';
 import type { Admin } from 'kafkajs';
 import type { Logger } from 'pino';
 import { InstanceIdInUseError } from '../errors';
@@ -48,6 +48,8 @@ export interface InstanceIdCheck {
  * id; to run before the instance producer's first InitProducerId, which would fence it. A holder
  * may be this instance's own crashed previous life, whose member lingers until its session times
  * out: a holder still listed a session timeout after first seen heartbeats, so is another process.
+ * Once the holder is no longer listed (its session expired: the group rebalances) the start goes
+ * on at once, so it can join that same rebalance.
  */
 export async function assertInstanceIdFree(check: InstanceIdCheck): Promise<void> {
   const {
@@ -61,33 +63,34 @@ export async function assertInstanceIdFree(check: InstanceIdCheck): Promise<void
     pollMs = 1_000,
   } = check;
   const begun = Date.now();
+  let holder: InstanceIdHolder | undefined;
   let heldSince: number | undefined;
-  for (let logged = false; ; await sleep(pollMs)) {
-    const holders = await instanceIdHolders(admin, groupId, instanceId);
-    if (holders === 'rebalancing') {
-      if (Date.now() - begun < settleWithinMs) continue;
+  for (; ; await sleep(pollMs)) {
+    const claims = await instanceIdClaims(admin, groupId, instanceId);
+    if (claims.settled) holder = claims.holders[0];
+    else if (holder && !claims.memberIds.includes(holder.memberId)) holder = undefined;
+    if (!holder) {
+      if (claims.settled || heldSince !== undefined) return; // none, or the holder left
+      if (Date.now() - begun < settleWithinMs) continue; // rebalancing: members listed without their ids
       logger.warn(
         { instanceId, waitedMs: Date.now() - begun },
         'the group is still rebalancing: INSTANCE_ID not checked',
       );
       return;
     }
-    const holder = holders[0];
-    if (!holder) return;
-    heldSince ??= Date.now();
+    if (heldSince === undefined) {
+      heldSince = Date.now();
+      logger.info(
+        { instanceId, memberId: holder.memberId, clientHost: holder.clientHost, host: holder.identity.host },
+        "a group member carries this INSTANCE_ID: waiting out its session timeout (a crashed previous life's member leaves by then, a live process's stays)",
+      );
+    }
     if (Date.now() - heldSince >= holder.identity.sessionTimeoutMs + graceMs) {
       const { memberId, clientHost, identity } = holder;
       throw new InstanceIdInUseError(
         instanceId,
         { memberId, clientHost, host: identity.host, startedAt: identity.startedAt },
         keptIn,
-      );
-    }
-    if (!logged) {
-      logged = true;
-      logger.info(
-        { instanceId, memberId: holder.memberId, clientHost: holder.clientHost, host: holder.identity.host },
-        "a group member carries this INSTANCE_ID: waiting out its session timeout (a crashed previous life's member leaves by then, a live process's stays)",
       );
     }
   }
