@@ -179,6 +179,7 @@ export class InstanceCommitter implements CommitPort {
     }
     // Synchronous from here to commitUnits' first await: the membership and the parts agree.
     let membership = this.source?.membership();
+    const sentUnder = membership;
     const admitted = membership ? this.admit(pending, membership) : this.rejectAll(pending);
     if (admitted.length === 0) return;
     const fence = (): GroupMembership => {
@@ -207,6 +208,7 @@ export class InstanceCommitter implements CommitPort {
       const failure = err instanceof TaskFailure ? err : new TaskFailure('commit', 'instance transaction failed', err);
       if (failure.kind === 'migrated') {
         // Aborted before its offsets went out: the producer is fine.
+        failure.refusedUnder = sentUnder;
         metrics.instanceTransactions.inc({ outcome: 'stale-member' });
         logger.warn({ err: failure, membership }, 'a task moved while its transaction was sent; aborted');
       } else if (failure.kind === 'fenced' && Date.now() - began >= this.options.transactionTimeoutMs) {
@@ -226,6 +228,7 @@ export class InstanceCommitter implements CommitPort {
         );
         this.options.onFenced(failure);
       } else if (isStaleMemberError(failure)) {
+        failure.refusedUnder = sentUnder;
         metrics.instanceTransactions.inc({ outcome: 'stale-member' });
         logger.warn(
           { err: failure.cause ?? failure, membership },

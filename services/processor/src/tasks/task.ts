@@ -104,6 +104,8 @@ export class Task implements TaskContext {
   private readonly position = new Map<string, bigint>();
   /** Every input's next offset as of the last committed unit: what the next unit's changelog records carry. */
   private committedInputs = new Map<string, bigint>();
+  /** See resumable. */
+  private resumeFrom?: Map<string, bigint>;
   private backPressure = false;
   private readonly fold: FoldContext;
   private readonly poison: PoisonWatch;
@@ -156,6 +158,7 @@ export class Task implements TaskContext {
     this.position.clear();
     for (const [topic, offset] of positions) this.position.set(topic, offset);
     this.committedInputs = new Map(positions);
+    this.resumeFrom = undefined;
     this.open = new UnitOfWork();
     this.units++; // the dropped unit's number is never reused
     this.committing = undefined;
@@ -293,7 +296,10 @@ export class Task implements TaskContext {
   }
 
   /** RUNNING → FAILED: drops every uncommitted unit and the producer; `store` failures also drop the store. */
-  fail(kind: TaskFailureKind): void {
+  fail(kind: TaskFailureKind, clean = false): void {
+    // Exactly-once v2: a transaction whose offsets the group refused left nothing of this task
+    // in Kafka or SQLite; it may go on from its last commit (see resumable) without a restore.
+    this.resumeFrom = clean && this.deps.commits && kind !== 'store' ? new Map(this.committedInputs) : undefined;
     this.transition('FAILED');
     this.failures++;
     this.clearTimer();
@@ -305,6 +311,20 @@ export class Task implements TaskContext {
     this.producer = undefined;
     void producer?.disconnect().catch(() => undefined);
     if (kind === 'store') this.closeStore();
+  }
+
+  /**
+   * FAILED by a transaction that left nothing behind (its offsets refused: the group moved on):
+   * while the same member keeps the task in the next generation, it can go on from its last
+   * commit, with its store as it is, instead of fencing and restoring again.
+   */
+  get resumable(): boolean {
+    return this.resumeFrom !== undefined;
+  }
+
+  /** Where a resumable task goes on: the input positions of its last commit. */
+  resumePositions(): Map<string, bigint> | undefined {
+    return this.resumeFrom && new Map(this.resumeFrom);
   }
 
   /** Resolves once the commit in flight (if any) has settled, either way; it has its own deadline (COMMIT_DEADLINE_MS). */
