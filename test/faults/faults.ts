@@ -19,6 +19,7 @@ export type FaultName =
   | 'kill-broker'
   | 'rebalance'
   | 'freeze-processor'
+  | 'freeze-across-rebalance'
   | 'expire-transaction'
   | 'partition-processor'
   | 'partition-scanner'
@@ -42,6 +43,7 @@ export const FAULTS: readonly FaultName[] = [
   'restart-broker',
   'rebalance',
   'freeze-processor',
+  'freeze-across-rebalance',
   'expire-transaction',
   'partition-processor',
   'partition-scanner',
@@ -255,6 +257,42 @@ export async function freezeProcessor(ctx: ScenarioContext): Promise<void> {
   await leave(ctx, joiner);
 }
 
+/**
+ * Frozen mid-commit across a rebalance (issue 31.1): an instance frozen with its transaction open
+ * (shorter than its session) while another member joins. The group waits for it in
+ * PreparingRebalance; it thaws there with its transaction, its queued units and its old assignment
+ * in memory, rejoins into the new generation (which moves some of its tasks to the joiner) and
+ * must commit nothing of a moved task under that generation.
+ */
+export async function freezeAcrossRebalance(ctx: ScenarioContext): Promise<void> {
+  const victim = await addProcessor(ctx, { SESSION_TIMEOUT_MS: '45000' });
+  await freezeMidTransaction(ctx, victim);
+  const joining = addProcessor(ctx);
+  joining.catch(() => undefined); // awaited below; a failure meanwhile must not go unhandled
+  const admin = ctx.kafka.admin();
+  await admin.connect();
+  try {
+    // Thaw once the joiner's JoinGroup has opened the rebalance (or after 30 s: then mid-start).
+    await waitUntil(
+      async () => {
+        const { groups } = await admin.describeGroups([ctx.d.appId]);
+        return groups[0]?.state === 'PreparingRebalance';
+      },
+      { timeoutMs: 30_000, intervalMs: 200, message: 'the joiner to open a rebalance' },
+    ).catch(() => ctx.note('no rebalance seen within 30 s; thawing anyway'));
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
+  await sleep(Math.floor(ctx.random() * 1_500));
+  await victim.thaw();
+  ctx.note(`thawed ${victim.name} inside the rebalance`);
+  const joiner = await joining;
+  await waitAllTasksOwned(ctx);
+  ctx.note(`tasks shared again after the rebalance`);
+  await leave(ctx, joiner);
+  await leave(ctx, victim);
+}
+
 /** `node` leaves gracefully (SIGTERM, then removal) and the others take its tasks. */
 export async function leave(ctx: ScenarioContext, node: ServiceNode): Promise<void> {
   ctx.processors.splice(ctx.processors.indexOf(node), 1);
@@ -325,6 +363,8 @@ export async function inject(ctx: ScenarioContext, fault: FaultName): Promise<vo
       return rebalance(ctx);
     case 'freeze-processor':
       return freezeProcessor(ctx);
+    case 'freeze-across-rebalance':
+      return freezeAcrossRebalance(ctx);
     case 'expire-transaction':
       return expireTransaction(ctx);
     case 'partition-processor':

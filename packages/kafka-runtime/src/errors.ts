@@ -112,6 +112,8 @@ export class BrokerTooOldError extends KafkaRuntimeError {
   }
 }
 
+// PRODUCER_FENCED (90) needs the patch's error table; kafkajs's own stops at 88. TRANSACTION_ABORTABLE
+// (120) is deliberately absent: the transaction is to be aborted, the producer is not fenced.
 const FENCED_TYPES = new Set(['INVALID_PRODUCER_EPOCH', 'PRODUCER_FENCED', 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED']);
 
 /**

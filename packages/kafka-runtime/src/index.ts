@@ -1,4 +1,17 @@
-export { CoPartitionedAssigner, tasksOf } from './assigner';
+export { CoPartitionedAssigner, coPartitionedAssigner, tasksOf } from './assigner';
+export type { CoPartitionedAssignerOptions } from './assigner';
+export {
+  decodeDuplicateRefusal,
+  decodeMemberIdentity,
+  duplicateMembers,
+  duplicateRefusalOf,
+  encodeDuplicateRefusal,
+  encodeMemberIdentity,
+  memberIdentityOf,
+} from './member-identity';
+export type { DuplicateRefusal, IdentifiedMember, MemberIdentity } from './member-identity';
+export { duplicateRefusalFor, instanceIdClaims } from './instance-claims';
+export type { InstanceIdClaims, InstanceIdHolder } from './instance-claims';
 export {
   ensureTopics,
   brokerDefaultReplicationFactor,

@@ -32,7 +32,7 @@ export async function taskOwnership(
  * default there) deletes a classic group once its last member has left (seen on 4.4.0 with no
  * offsets committed), where 3.x keeps it Empty until offsets.retention.minutes.
  */
-function settledEmpty(state: string): boolean {
+export function settledEmpty(state: string): boolean {
   return state === 'Empty' || state === 'Dead';
 }
 

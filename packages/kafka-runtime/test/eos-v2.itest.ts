@@ -128,6 +128,24 @@ describe('exactly-once v2 requests against a real broker', () => {
     }
   });
 
+  it('fetchOffsets without topics answers every topic the group committed offsets for (OffsetFetch v7, a null topic array)', async () => {
+    const group = uniqueName('eos-v2-all-topics');
+    const other = uniqueName('eos-v2-other');
+    await createTopics(admin, [{ topic: other, partitions: 1 }]);
+    await admin.setOffsets({ groupId: group, topic, partitions: [{ partition: 1, offset: '3' }] });
+    await admin.setOffsets({ groupId: group, topic: other, partitions: [{ partition: 0, offset: '4' }] });
+
+    const all = await admin.fetchOffsets({ groupId: group });
+    const committedOf = (t: string) =>
+      all.find((e) => e.topic === t)?.partitions.map(({ partition, offset }) => ({ partition, offset }));
+    expect(all.map((e) => e.topic).sort()).toEqual([topic, other].sort());
+    expect(committedOf(topic)).toEqual([{ partition: 1, offset: '3' }]);
+    expect(committedOf(other)).toEqual([{ partition: 0, offset: '4' }]);
+    expect((await admin.fetchOffsets({ groupId: group, topics: [] })).map((e) => e.topic).sort()).toEqual(
+      [topic, other].sort(),
+    );
+  });
+
   it('gives up on unstable offsets after unstableWithinMs with the broker error', async () => {
     const tx = await producer.transaction();
     await tx.sendOffsets({

@@ -1,5 +1,5 @@
 import { KafkaJSServerDoesNotSupportApiKey } from 'kafkajs';
-import { BrokerTooOldError, KafkajsNotPatchedError } from '../src/errors';
+import { BrokerTooOldError, KafkajsNotPatchedError, isFencedError } from '../src/errors';
 import {
   API_KEYS,
   EOS_V2_VERSIONS,
@@ -216,6 +216,32 @@ describe('OffsetFetch v7 (the kafkajs patch)', () => {
     expect(await encoded(request)).toEqual(bytes(noTags, compactString('grp'), compactArray(null), int8(0), noTags));
   });
 
+  it('writes no topics ([]) as the null array too: fetchOffsets without topics means every topic, as in v2-v4', async () => {
+    // kafkajs's admin passes [] for "no topics given"; v2-v4 write that as a null array (length -1).
+    const empty = await encoded(protocol({ groupId: 'grp', topics: [] }).request);
+    expect(empty).toEqual(bytes(noTags, compactString('grp'), uvarint(0), int8(0), noTags));
+    expect(empty).toEqual(await encoded(protocol({ groupId: 'grp', topics: null }).request));
+    expect(
+      await encoded(table('offsetFetch').protocol({ version: 4 })({ groupId: 'grp', topics: [] }).request),
+    ).toEqual(bytes(int16(3), Buffer.from('grp'), int32(-1)));
+    // One topic: an array of one (N + 1 = 2), its name and partitions.
+    expect(
+      await encoded(protocol({ groupId: 'grp', topics: [{ topic: 'in', partitions: [{ partition: 3 }] }] }).request),
+    ).toEqual(
+      bytes(
+        noTags,
+        compactString('grp'),
+        uvarint(2),
+        compactString('in'),
+        uvarint(2),
+        int32(3),
+        noTags,
+        int8(0),
+        noTags,
+      ),
+    );
+  });
+
   it('decodes offsets, leader epoch and metadata, and fails with the retriable UNSTABLE_OFFSET_COMMIT', async () => {
     const { response } = protocol({ groupId: 'grp', topics: [] });
     const partition = (p: number, offset: bigint, error: number, metadata: string | null) =>
@@ -251,6 +277,47 @@ describe('OffsetFetch v7 (the kafkajs patch)', () => {
     const { response } = protocol({ groupId: 'grp', topics: [] });
     const decoded = await response.decode(bytes(noTags, int32(0), compactArray([]), int16(16), noTags));
     await expect(response.parse(decoded)).rejects.toMatchObject({ type: 'NOT_COORDINATOR_FOR_GROUP' });
+  });
+});
+
+describe('the error table (the kafkajs patch)', () => {
+  type ErrorEntry = { type: string; code: number; retriable: boolean; message?: string };
+  const { errorCodes, createErrorFromCode } = require('kafkajs/src/protocol/error') as {
+    errorCodes: ErrorEntry[];
+    createErrorFromCode(code: number): Error & { type: string; code: number; retriable: boolean };
+  };
+  // kafkajs 2.2.4's own table (src/protocol/error.js before the patch: codes -1 to 88).
+  const unpatched = require('./fixtures/kafkajs-2.2.4-error-codes.json') as ErrorEntry[];
+  // Codes 89-136 as Apache Kafka 4.4.0 defines them: the table its Errors class prints
+  // (java -cp '/opt/kafka/libs/*' org.apache.kafka.common.protocol.Errors in the broker image).
+  const kafka44 = require('./fixtures/kafka-4.4.0-error-codes.json') as ErrorEntry[];
+
+  it('reports PRODUCER_FENCED (90) by name, not retriable, and the runtime takes it for a fence', () => {
+    const fenced = createErrorFromCode(90);
+    expect(fenced).toMatchObject({ type: 'PRODUCER_FENCED', code: 90, retriable: false });
+    expect(isFencedError(fenced)).toBe(true);
+  });
+
+  it('has every code Kafka 4.4 defines after 88, under its Kafka name and retriable as Kafka marks it', () => {
+    expect(kafka44.map((e) => e.code)).toEqual(Array.from({ length: 136 - 89 + 1 }, (_, i) => 89 + i));
+    for (const { type, code, retriable } of kafka44) {
+      expect(createErrorFromCode(code)).toMatchObject({ type, code, retriable });
+    }
+    expect(createErrorFromCode(137)).toMatchObject({ type: 'KAFKAJS_UNKNOWN_ERROR_CODE', retriable: false });
+  });
+
+  it('leaves the codes kafkajs had as they were', () => {
+    expect(
+      errorCodes
+        .filter((e) => e.code <= 88)
+        .map(({ type, code, retriable, message }) => ({ type, code, retriable, message })),
+    ).toEqual(unpatched);
+  });
+
+  it('takes no added code but PRODUCER_FENCED for a fence: TRANSACTION_ABORTABLE (120) aborts the transaction, the producer stays', () => {
+    const fences = kafka44.filter(({ code }) => isFencedError(createErrorFromCode(code))).map((e) => e.type);
+    expect(fences).toEqual(['PRODUCER_FENCED']);
+    expect(createErrorFromCode(120)).toMatchObject({ type: 'TRANSACTION_ABORTABLE', retriable: false });
   });
 });
 

@@ -6,6 +6,8 @@
 
 type Produce = (req: ProduceRequest) => Promise<ProduceResponse>;
 interface ProduceRequest {
+  /** The patch's signal from the connection: the request was never handed to the socket. */
+  onNotWritten?: () => void;
   producerId: number;
   producerEpoch: number;
   topicData: Array<{
@@ -236,5 +238,196 @@ describe('kafkajs sendMessages (patched): every partition once, one sequence ran
     sent.length = 0;
     await expect(send({ 0: ['c0'] })).rejects.toThrow();
     expect(sent.every((s) => s.firstSequence >= 2)).toBe(true);
+  });
+
+  it('gives a sequence range back after a send no request of which reached the broker: the next send starts there', async () => {
+    // Node 1 is unreachable: every attempt fails before the request is written (not connected).
+    let reachable = false;
+    const { send, sent } = await setUp({
+      1: async (req) => {
+        if (reachable) return ok()(req);
+        req.onNotWritten?.();
+        throw new KafkaJSConnectionError('Not connected', { broker: 'h:1' });
+      },
+      2: ok(),
+    });
+    await expect(send({ 0: ['a0', 'a1'] })).rejects.toThrow();
+    expect(new Set(sent.map((s) => s.firstSequence))).toEqual(new Set([0])); // every retry the same range
+
+    sent.length = 0;
+    reachable = true;
+    const reply = await send({ 0: ['c0'] });
+    expect(sent.map((s) => [s.partition, s.firstSequence, s.values])).toEqual([[0, 0, ['c0']]]);
+    expect(reply.map((r) => r.partition)).toEqual([0]);
+  });
+
+  it('keeps a range once any request carrying it may have been written, even if a later retry never was', async () => {
+    let calls = 0;
+    const { send, sent } = await setUp({
+      1: async (req) => {
+        calls++;
+        // The first request is written and the connection drops; the retries never get written.
+        if (calls > 1) req.onNotWritten?.();
+        throw new KafkaJSConnectionError(calls > 1 ? 'Not connected' : 'Connection error: read ECONNRESET', {
+          broker: 'h:1',
+        });
+      },
+      2: ok(),
+    });
+    await expect(send({ 0: ['a0', 'a1'] })).rejects.toThrow();
+    expect(calls).toBeGreaterThan(1);
+    sent.length = 0;
+    await expect(send({ 0: ['c0'] })).rejects.toThrow();
+    expect(sent.every((s) => s.firstSequence === 2)).toBe(true);
+  });
+
+  it('does not report a partition the broker left out of its reply as written: it is sent again under its range', async () => {
+    let replies = 0;
+    const { send, sent } = await setUp({
+      1: ok(),
+      2: async (req) => {
+        const reply = await ok()(req);
+        if (replies++ === 0) reply.topics[0]!.partitions = []; // the first reply names no partition
+        return reply;
+      },
+    });
+    const reply = await send({ 0: ['a0'], 1: ['b0', 'b1'] });
+    expect(reply.map((r) => r.partition).sort()).toEqual([0, 1]);
+    expect(sent.filter((s) => s.partition === 1).map((s) => [s.node, s.firstSequence])).toEqual([
+      [2, 0],
+      [2, 0],
+    ]);
+    expect(brokerLog(sent).get(1)).toEqual(['b0', 'b1']);
+
+    // A broker that never answers for the partition: the send fails, it never reports p1 written.
+    const never = await setUp({
+      1: ok(),
+      2: async (req) => ({ ...(await ok()(req)), topics: [] }),
+    });
+    await expect(never.send({ 0: ['a0'], 1: ['b0'] })).rejects.toThrow(/No answer for partitions out-1/);
+  });
+
+  it('keeps the produce request of a normal send as it was: one request per leader, sequences from 0', async () => {
+    const requests: ProduceRequest[] = [];
+    const record: Produce = async (req) => {
+      requests.push(req);
+      return ok()(req);
+    };
+    const { send } = await setUp({ 1: record, 2: record });
+    await send({ 0: ['a0', 'a1'], 1: ['b0'] });
+    await send({ 0: ['a2'] });
+    expect(
+      requests.map(({ producerId, producerEpoch, topicData }) => ({ producerId, producerEpoch, topicData })),
+    ).toEqual([
+      {
+        producerId: 7,
+        producerEpoch: 0,
+        topicData: [
+          {
+            topic: TOPIC,
+            partitions: [
+              {
+                partition: 0,
+                firstSequence: 0,
+                messages: [
+                  { partition: 0, value: 'a0' },
+                  { partition: 0, value: 'a1' },
+                ],
+              },
+            ],
+          },
+        ],
+      },
+      {
+        producerId: 7,
+        producerEpoch: 0,
+        topicData: [
+          { topic: TOPIC, partitions: [{ partition: 1, firstSequence: 0, messages: [{ partition: 1, value: 'b0' }] }] },
+        ],
+      },
+      {
+        producerId: 7,
+        producerEpoch: 0,
+        topicData: [
+          { topic: TOPIC, partitions: [{ partition: 0, firstSequence: 2, messages: [{ partition: 0, value: 'a2' }] }] },
+        ],
+      },
+    ]);
+  });
+});
+
+describe('the connection tells the producer when a produce request was never written (the kafkajs patch)', () => {
+  const { EventEmitter } = require('events') as typeof import('events');
+  const Broker = require('kafkajs/src/broker') as new (o: object) => {
+    lookupRequest: unknown;
+    produce(a: object): Promise<unknown>;
+  };
+  const ConnectionPool = require('kafkajs/src/network/connectionPool') as new (o: object) => object;
+  const { lookup } = require('kafkajs/src/protocol/requests') as { lookup(v: object): unknown };
+  const { createLogger, LEVELS } = require('kafkajs/src/loggers') as {
+    createLogger(o: object): unknown;
+    LEVELS: { NOTHING: number };
+  };
+
+  /** A Broker over kafkajs's ConnectionPool and Connection, on a socket of the test's own. */
+  function brokerOn(socketBehaviour: 'refuse' | 'close-after-write') {
+    const written: Buffer[] = [];
+    const socketFactory = ({ onConnect }: { onConnect: () => void }) => {
+      const socket = Object.assign(new EventEmitter(), {
+        write(buffer: Buffer) {
+          written.push(buffer);
+          setImmediate(() => socket.emit('end'));
+          return true;
+        },
+        end() {},
+        unref() {},
+      });
+      setImmediate(() =>
+        socketBehaviour === 'refuse'
+          ? socket.emit('error', Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }))
+          : onConnect(),
+      );
+      return socket;
+    };
+    const logger = createLogger({ level: LEVELS.NOTHING, logCreator: () => () => undefined });
+    const versions = { 0: { minVersion: 3, maxVersion: 7 } };
+    const broker = new Broker({
+      connectionPool: new ConnectionPool({
+        host: 'h',
+        port: 1,
+        logger,
+        socketFactory,
+        connectionTimeout: 1000,
+        requestTimeout: 1000,
+      }),
+      logger,
+      versions,
+    });
+    broker.lookupRequest = lookup(versions);
+    return { broker, written };
+  }
+  const produce = (broker: { produce(a: object): Promise<unknown> }, onNotWritten: () => void) =>
+    broker.produce({
+      producerId: 7,
+      producerEpoch: 0,
+      acks: -1,
+      topicData: [{ topic: TOPIC, partitions: [{ partition: 0, firstSequence: 0, messages: [{ value: 'a0' }] }] }],
+      onNotWritten,
+    });
+
+  it('says so when the connection failed before the request was written', async () => {
+    const { broker, written } = brokerOn('refuse');
+    const onNotWritten = jest.fn();
+    await expect(produce(broker, onNotWritten)).rejects.toMatchObject({ name: 'KafkaJSConnectionError' });
+    expect(written).toHaveLength(0);
+    expect(onNotWritten).toHaveBeenCalledTimes(1);
+  });
+
+  it('says nothing when the request was written and the connection closed before the answer', async () => {
+    const { broker, written } = brokerOn('close-after-write');
+    const onNotWritten = jest.fn();
+    await expect(produce(broker, onNotWritten)).rejects.toMatchObject({ name: 'KafkaJSConnectionClosedError' });
+    expect(written).toHaveLength(1);
+    expect(onNotWritten).not.toHaveBeenCalled();
   });
 });

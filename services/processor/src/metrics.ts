@@ -9,7 +9,7 @@ import { TaskFailureKinds } from './tasks/errors';
 const TASK_STATES = ['CREATED', 'RESTORING', 'RUNNING', 'FAILED'] as const;
 const TRANSITION_TARGETS = [...TASK_STATES, 'CLOSED'] as const;
 const EVENT_OUTCOMES = ['changed', 'unchanged', 'dead_letter'] as const;
-const INSTANCE_TRANSACTION_OUTCOMES = ['committed', 'stale-member', 'expired', 'fenced', 'failed'] as const;
+const INSTANCE_TRANSACTION_OUTCOMES = ['committed', 'stale-member', 'expired', 'fenced', 'refused', 'failed'] as const;
 const DEAD_LETTER_CODE_VALUES = [...Object.values(DECODE_ERROR_CODES), ...Object.values(DEAD_LETTER_CODES)];
 const each = <K extends string>(key: K, values: readonly string[]) =>
   values.map((value) => ({ [key]: value }) as Record<K, string>);
@@ -70,9 +70,13 @@ export function createProcessorMetrics() {
     ),
     instanceTransactions: metrics.counter(
       'processor_instance_transactions_total',
-      'EXACTLY_ONCE=v2: Kafka transactions of the instance (every RUNNING task in one, at most one per commit interval, or per full unit), by outcome: committed, stale-member (the group moved on), expired (open past TRANSACTION_TIMEOUT_MS), fenced (another process took the id), failed',
+      'EXACTLY_ONCE=v2: Kafka transactions of the instance (every RUNNING task in one, at most one per commit interval, or per full unit), by outcome: committed, stale-member (the group moved on), expired (open past TRANSACTION_TIMEOUT_MS), fenced (another process took the id), refused (the broker refused a record: each task then commits alone), failed',
       ['outcome'],
       each('outcome', INSTANCE_TRANSACTION_OUTCOMES),
+    ),
+    commitPartsRejected: metrics.counter(
+      'processor_commit_parts_rejected_total',
+      'EXACTLY_ONCE=v2: task units dropped unsent because the task incarnation that built them no longer held the task (revoked, rejoined, failed) or there was no group membership to fence them with',
     ),
     taskStates,
     taskTransitions: metrics.counter(

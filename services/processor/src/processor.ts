@@ -1,20 +1,25 @@
 import type { EntityDomain } from '@state-relay/domain';
 import type { TaskStore } from '@state-relay/store';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
 import {
   assertEosV2Support,
+  duplicateRefusalFor,
   groupMembership,
   initTransactionalProducer,
   instanceTransactionalId,
   ReplaceableAdmin,
   supportsEosV2,
+  type MemberIdentity,
 } from '@state-relay/kafka-runtime';
 import { checkKafkaConnection, createKafkaClient, type KafkaClientOptions } from '@state-relay/service-kit';
 import type { Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { ProcessorConfig } from './config';
+import { InstanceIdInUseError } from './errors';
 import type { ProcessingExtension } from './extension';
 import { GroupConsumer } from './kafka/group-consumer';
-import { instanceIdFor } from './kafka/instance-id';
+import { assertInstanceIdFree, INSTANCE_ID_FILE, instanceIdFor } from './kafka/instance-id';
 import { provisionTopics } from './kafka/topics';
 import { InstanceCommitter } from './tasks/instance-commit';
 import type { ProcessorMetrics } from './metrics';
@@ -111,6 +116,7 @@ export class Processor {
   /** Creates missing topics, refuses non-co-partitioned inputs, joins the group. */
   async start(): Promise<void> {
     const { config, logger, metrics, extension } = this.deps;
+    const startedAt = Date.now();
     await checkKafkaConnection(this.kafkaOptions); // refused credentials or certificate: stop now
     const provisioning = this.kafka.admin();
     await provisioning.connect();
@@ -149,8 +155,14 @@ export class Processor {
       changelog: config.changelogTopic,
     };
     let committer: InstanceCommitter | undefined;
+    let identity: MemberIdentity | undefined;
+    const keptIn = config.instanceId ? undefined : join(config.stateDir, INSTANCE_ID_FILE);
     if (v2) {
-      this.instanceId = instanceIdFor(config.stateDir, config.instanceId);
+      const instanceId = instanceIdFor(config.stateDir, config.instanceId);
+      this.instanceId = instanceId;
+      // Before the producer's first InitProducerId: it would fence a live process with this id.
+      await assertInstanceIdFree({ admin, groupId: this.groupId, instanceId, logger, ...(keptIn && { keptIn }) });
+      identity = { instanceId, startedAt, host: hostname(), sessionTimeoutMs: config.sessionTimeoutMs };
       const transactionalId = instanceTransactionalId(config.appId, this.instanceId);
       logger.info(
         { transactionalId, legacyFence: config.exactlyOnceLegacyFence === 'true' },
@@ -238,6 +250,19 @@ export class Processor {
       metrics,
       stopping: () => this.stopping,
       membership: (memberId) => groupMembership(admin, this.groupId, memberId).catch(() => 'unknown' as const),
+      ...(identity && {
+        identity,
+        refusal: (memberId: string) => duplicateRefusalFor(admin, this.groupId, memberId),
+        onRefused: (_memberId: string, { instanceId, holder }) => {
+          const err = new InstanceIdInUseError(instanceId, holder, keptIn);
+          logger.error(
+            { err },
+            'the group leader gave this member no tasks: another live process keeps its INSTANCE_ID',
+          );
+          void this.stop();
+          this.deps.onFatal?.(err);
+        },
+      }),
       ...(extension?.afterBatch ? { afterBatch: (task, batch) => extension.afterBatch!(task, batch) } : {}),
     });
     await this.group.run();

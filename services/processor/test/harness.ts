@@ -119,6 +119,11 @@ export class ProcessorProcess {
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   }
 
+  /** The exit code once the process has exited by itself (or been stopped). */
+  exitCode(): Promise<number | null> {
+    return this.exited ?? Promise.resolve(null);
+  }
+
   /** SIGTERM and wait for a clean exit. */
   async stop(): Promise<number | null> {
     if (!this.child || this.child.exitCode !== null) return this.child?.exitCode ?? null;

@@ -253,4 +253,40 @@ describe('poison records, against a real broker', () => {
     expect(await metric('processor_task_failures_total', 'kind="commit"')).toBeGreaterThanOrEqual(2);
     expect(p.tasks.stateOf(0)).toBe('RUNNING');
   });
+
+  it('under exactly-once v2 a refused record fails only its own task: the others commit and never isolate (issue 31.4)', async () => {
+    const p = await start(paddedDomain, 3, { POISON_MAX_ATTEMPTS: '2', EXACTLY_ONCE: 'v2' });
+    const admin = kafka.admin();
+    await admin.connect();
+    await ensureTopics(admin, [
+      { topic: d.changelogTopic, partitions: 3, compacted: true, configs: { 'max.message.bytes': '4096' } },
+    ]).finally(() => admin.disconnect());
+    await ready(p);
+
+    // Load on every partition all along, so that every instance transaction the refused record
+    // is in also holds the other tasks' units (before the split they failed with it each time).
+    const events: Array<{ key: string; event: DomainEvent }> = [];
+    for (let round = 0; round < 40; round++) {
+      const more = Array.from({ length: 12 }, (_, i) => added(`k-${i}`, 1_000 + round));
+      if (round === 0) more.splice(6, 0, added('big', 1, { pad: 10_000 })); // with the others' records
+      events.push(...more);
+      await produceEvents(kafka, d.eventsTopic, more);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await waitCaughtUp(kafka, d.appId, d.eventsTopic);
+
+    const state = await changelogState(kafka, d.changelogTopic);
+    const expected = oracle(events, (k) => k !== 'big');
+    expect(state.size).toBe(expected.size);
+    for (const [key, value] of expected) expect([key, state.get(key)?.value]).toEqual([key, value]);
+    const [dead] = await readTopic(kafka, d.deadLetterTopic, { count: 1, isolation: 'read_committed' });
+    expect(dead!.key).toBe('big');
+    // Only the task whose record the broker refused failed (its POISON_MAX_ATTEMPTS attempts) and
+    // isolated; before the split every task in the shared transaction failed with it each time.
+    expect(await metric('processor_instance_transactions_total', 'outcome="refused"')).toBeGreaterThanOrEqual(1);
+    expect(await metric('processor_task_failures_total', 'kind="commit"')).toBe(2);
+    expect(await metric('processor_poison_isolations_total')).toBe(1);
+    expect(await metric('processor_poison_records_total')).toBe(1);
+    for (const task of [0, 1, 2]) expect(p.tasks.stateOf(task)).toBe('RUNNING');
+  });
 });

@@ -1,9 +1,11 @@
 import {
-  CoPartitionedAssigner,
+  coPartitionedAssigner,
   OWNER_REPLACES,
   ReplacingConsumer,
   tasksOf,
   type ConsumerDeath,
+  type DuplicateRefusal,
+  type MemberIdentity,
 } from '@state-relay/kafka-runtime';
 import type { Consumer, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
@@ -41,6 +43,12 @@ export interface GroupConsumerDeps {
    * rebalances or the answer fails). Checked every session timeout; see watchMembership.
    */
   membership?: (memberId: string) => Promise<'member' | 'absent' | 'unknown'>;
+  /** EXACTLY_ONCE=v2: this member's instance id and start, published to the group (its leader gives a duplicate nothing). */
+  identity?: MemberIdentity;
+  /** The leader's refusal in `memberId`'s assignment; asked after each join that gave this member no task. */
+  refusal?: (memberId: string) => Promise<DuplicateRefusal | undefined>;
+  /** Another live member keeps this member's instance id: the processor must stop. */
+  onRefused?: (memberId: string, refusal: DuplicateRefusal) => void;
 }
 
 /**
@@ -101,10 +109,18 @@ export class GroupConsumer {
   }
 
   private createConsumer(): Consumer {
-    const { kafka, groupId, config, lifecycle, logger } = this.deps;
+    const { kafka, groupId, config, lifecycle, logger, identity } = this.deps;
+    const assigner = coPartitionedAssigner({
+      ...(identity && { identity }),
+      onDuplicate: (excluded, { instanceId, holder }) =>
+        logger.warn(
+          { instanceId, excluded, keeper: holder },
+          'two group members carry one INSTANCE_ID: the later-started one gets no tasks',
+        ),
+    });
     const consumer = kafka.consumer({
       groupId,
-      partitionAssigners: [CoPartitionedAssigner],
+      partitionAssigners: [assigner],
       readUncommitted: false,
       sessionTimeout: config.sessionTimeoutMs,
       rebalanceTimeout: REBALANCE_TIMEOUT_MS,
@@ -122,11 +138,25 @@ export class GroupConsumer {
       this.absences = 0;
       logger.info({ tasks: owned, memberId: payload.memberId }, 'joined the group');
       lifecycle.onAssignment(payload.memberId, owned, payload.generationId);
+      if (owned.length === 0) this.checkRefused(consumer, payload.memberId);
     });
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       logger.error({ err: payload.error, restart: payload.restart }, 'consumer crashed');
     });
     return consumer;
+  }
+
+  /** No task: perhaps the leader refused this member as a duplicate of a live instance id (it says so in the assignment). */
+  private checkRefused(consumer: Consumer, memberId: string): void {
+    const { refusal, onRefused, logger } = this.deps;
+    if (!refusal || !onRefused) return;
+    void refusal(memberId)
+      .then((refused) => {
+        if (refused && this.replacing.current === consumer && this.memberId === memberId && !this.deps.stopping()) {
+          onRefused(memberId, refused);
+        }
+      })
+      .catch((err: unknown) => logger.debug({ err }, 'could not read this member’s assignment; asked again next join'));
   }
 
   private runConsumer(consumer: Consumer): Promise<void> {

@@ -12,6 +12,11 @@ export const TaskFailureKinds = {
   store: 'store',
   /** Fencing, reading the changelog end, restoring or reading offsets failed: retried. */
   restore: 'restore',
+  /**
+   * Exactly-once v2: the incarnation that built a commit part no longer holds the task (revoked,
+   * rejoined, failed) or there is no membership to fence it with: the part was dropped, never sent.
+   */
+  migrated: 'migrated',
 } as const;
 export type TaskFailureKind = (typeof TaskFailureKinds)[keyof typeof TaskFailureKinds];
 
@@ -19,6 +24,12 @@ export type TaskFailureKind = (typeof TaskFailureKinds)[keyof typeof TaskFailure
 export class TaskFailure extends ProcessorError<typeof INTERNAL_CODES.TASK_FAILED> {
   override readonly name = 'TaskFailure';
   declare readonly retriable: true;
+  /**
+   * Exactly-once v2: set when the instance transaction's offsets were refused or never sent (the
+   * group moved on, or a task moved while it was sent): the generation it was sent under.
+   * Nothing of it can become visible, so a task the member keeps may go on without a restore.
+   */
+  refusedUnder?: { generationId: number; memberId: string };
   constructor(
     readonly kind: TaskFailureKind,
     message: string,

@@ -1,4 +1,4 @@
-import { isStaleMemberError } from '@state-relay/kafka-runtime';
+import { isStaleMemberError, recordRejection } from '@state-relay/kafka-runtime';
 import type { Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { ProcessorMetrics } from '../metrics';
@@ -10,6 +10,9 @@ import {
   type GroupMembership,
   type TransactionTopics,
 } from './transaction';
+
+const sameMember = (a: GroupMembership, b: GroupMembership) =>
+  a.memberId === b.memberId && a.generationId === b.generationId;
 
 /** How a task hands its unit to the instance's transaction (exactly-once v2); see Task.commitDue. */
 export interface CommitPort {
@@ -53,8 +56,9 @@ interface Pending {
  * interval carrying every RUNNING task's unit (changelog, results, dead letters, both inputs'
  * offsets), its offsets fenced by the group generation. A cycle starts when the interval since the
  * last one has passed and a task has something, or at once when a task's unit is full; one runs at a
- * time. Outcomes: committed → every part resolves; the member is stale → every part rejects
- * (`commit`), the producer is kept; the producer fenced within TRANSACTION_TIMEOUT_MS → another
+ * time. Every part goes out under a membership its task incarnation holds the task in, or not at
+ * all (`migrated`). Outcomes: committed → every part resolves; the member is stale → every part
+ * rejects (`commit`), the producer is kept; a record refused → each part again alone; the producer fenced within TRANSACTION_TIMEOUT_MS → another
  * process has the instance's id: every part rejects (`fenced`) and the instance stops; fenced later
  * (the broker aborted it for its age) or anything else → every part rejects and the producer is
  * replaced (InitProducerId again aborts a transaction whose outcome is unknown).
@@ -156,7 +160,14 @@ export class InstanceCommitter implements CommitPort {
     if (pending.length > 0) await this.transact(pending);
   }
 
-  private async transact(pending: Pending[]): Promise<void> {
+  /**
+   * One transaction for `pending`. Each part goes out only under a membership its incarnation
+   * holds the task in (see PartOwner), read when the transaction starts and again right before
+   * its offsets are sent; a part that is no longer held is rejected (`migrated`), never sent. A
+   * transaction the broker refused for a record it carries (too large, invalid) is retried part
+   * by part, so that only the task whose records were refused counts it (PoisonWatch).
+   */
+  private async transact(pending: Pending[], splitOnRefusal = true): Promise<void> {
     const { groupId, topics, deadlineMs, metrics, logger } = this.options;
     let producer: Producer;
     try {
@@ -166,19 +177,41 @@ export class InstanceCommitter implements CommitPort {
       for (const p of pending) p.reject(err);
       return;
     }
-    const membership = this.source?.membership();
+    // Synchronous from here to commitUnits' first await: the membership and the parts agree.
+    let membership = this.source?.membership();
+    const sentUnder = membership;
+    const admitted = membership ? this.admit(pending, membership) : this.rejectAll(pending);
+    if (admitted.length === 0) return;
+    const fence = (): GroupMembership => {
+      const now = this.source?.membership();
+      if (now && membership && sameMember(now, membership)) return membership;
+      // A rebalance landed while the records went out: every part must still be held under it.
+      const lost = admitted.filter((p) => !now || !this.holds(p.part, now));
+      if (lost.length > 0 || !now) {
+        throw new TaskFailure(
+          'migrated',
+          `tasks ${lost.map((p) => p.part.task).join(', ')}: no longer held by this incarnation under the group's new generation; the transaction is aborted`,
+        );
+      }
+      return (membership = now);
+    };
     const began = Date.now();
     try {
       const committed = await commitUnits(
         producer,
-        pending.map((p) => p.part),
-        { groupId, topics, ...(deadlineMs !== undefined && { deadlineMs }), ...(membership && { membership }) },
+        admitted.map((p) => p.part),
+        { groupId, topics, membership: fence, ...(deadlineMs !== undefined && { deadlineMs }) },
       );
       metrics.instanceTransactions.inc({ outcome: 'committed' });
-      pending.forEach((p, i) => p.resolve(committed[i]!));
+      admitted.forEach((p, i) => p.resolve(committed[i]!));
     } catch (err) {
       const failure = err instanceof TaskFailure ? err : new TaskFailure('commit', 'instance transaction failed', err);
-      if (failure.kind === 'fenced' && Date.now() - began >= this.options.transactionTimeoutMs) {
+      if (failure.kind === 'migrated') {
+        // Aborted before its offsets went out: the producer is fine.
+        failure.refusedUnder = sentUnder;
+        metrics.instanceTransactions.inc({ outcome: 'stale-member' });
+        logger.warn({ err: failure, membership }, 'a task moved while its transaction was sent; aborted');
+      } else if (failure.kind === 'fenced' && Date.now() - began >= this.options.transactionTimeoutMs) {
         // Open past its timeout (a freeze, a stall): the broker aborted it and bumped the epoch.
         metrics.instanceTransactions.inc({ outcome: 'expired' });
         logger.warn(
@@ -195,11 +228,21 @@ export class InstanceCommitter implements CommitPort {
         );
         this.options.onFenced(failure);
       } else if (isStaleMemberError(failure)) {
+        failure.refusedUnder = sentUnder;
         metrics.instanceTransactions.inc({ outcome: 'stale-member' });
         logger.warn(
           { err: failure.cause ?? failure, membership },
           'the group moved on: the transaction was aborted, its tasks recover after the rejoin',
         );
+      } else if (splitOnRefusal && admitted.length > 1 && recordRejection(failure)) {
+        metrics.instanceTransactions.inc({ outcome: 'refused' });
+        logger.warn(
+          { err: failure.cause ?? failure, tasks: admitted.map((p) => p.part.task) },
+          'the broker refused a record of the instance transaction; each task commits alone to find whose',
+        );
+        this.replaceProducer(producer);
+        for (const p of admitted) await this.transact([p], false);
+        return;
       } else {
         metrics.instanceTransactions.inc({ outcome: 'failed' });
         logger.warn(
@@ -208,8 +251,51 @@ export class InstanceCommitter implements CommitPort {
         );
         this.replaceProducer(producer);
       }
-      for (const p of pending) p.reject(failure);
+      for (const p of admitted) p.reject(failure);
     }
+  }
+
+  /** The parts whose incarnation holds their task under `membership`; the others are rejected. */
+  private admit(pending: Pending[], membership: GroupMembership): Pending[] {
+    const admitted: Pending[] = [];
+    for (const p of pending) {
+      if (this.holds(p.part, membership)) {
+        admitted.push(p);
+        continue;
+      }
+      this.options.metrics.commitPartsRejected.inc();
+      this.options.logger.warn(
+        { task: p.part.task, builtUnder: p.part.owner?.builtUnder, membership },
+        'a commit part outlived the task incarnation that built it; dropped, never sent',
+      );
+      p.reject(
+        new TaskFailure(
+          'migrated',
+          `task ${p.part.task}: the incarnation that built this part no longer holds the task; it was not sent`,
+        ),
+      );
+    }
+    return admitted;
+  }
+
+  /** Exactly-once v2 never commits offsets without the generation fence (no membership: before the first join). */
+  private rejectAll(pending: Pending[]): Pending[] {
+    this.options.metrics.commitPartsRejected.inc(pending.length);
+    const failure = new TaskFailure(
+      'migrated',
+      'no group membership to fence the offsets with (exactly-once v2 never commits without one); not sent',
+    );
+    for (const p of pending) p.reject(failure);
+    return [];
+  }
+
+  private holds(part: CommitPart, membership: GroupMembership): boolean {
+    const owner = part.owner;
+    if (!owner?.builtUnder || !owner.holds()) return false;
+    // Same member, not a later generation than now: the incarnation's continuity covers the rest.
+    return (
+      owner.builtUnder.memberId === membership.memberId && owner.builtUnder.generationId <= membership.generationId
+    );
   }
 
   private currentProducer(): Promise<Producer> {

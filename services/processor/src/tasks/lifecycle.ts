@@ -51,7 +51,7 @@ export interface LifecycleOptions {
   /** The changelog's delete.retention.ms: an older local copy is rebuilt, never caught up. */
   deleteRetentionMs: number;
   inputTopics: readonly string[];
-  task: Omit<TaskDeps, 'pause' | 'resume' | 'onFailure'>;
+  task: Omit<TaskDeps, 'pause' | 'resume' | 'onFailure' | 'membership' | 'holds'>;
   /** Back-off after the first retry of a failed task: base, doubled per failure, capped. */
   retryBaseMs?: number;
   retryMaxMs?: number;
@@ -205,6 +205,10 @@ export class TaskLifecycle implements CommitSource {
         if (this.runningTask(t)) this.options.ports.resume(t);
       },
       onFailure: (t, failure) => this.fail(t, failure),
+      membership: () => this.membership(),
+      // Not runningTask(): a graceful stop's flush still commits for the assignment it holds.
+      holds: (t, incarnation) =>
+        t.incarnation === incarnation && t.state === 'RUNNING' && this.tasks.get(t.id) === t && this.assigned.has(t.id),
     });
     this.options.task.metrics.taskStates.inc({ state: 'CREATED' });
     this.tasks.set(id, task);

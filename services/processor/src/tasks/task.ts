@@ -14,7 +14,7 @@ import { commitAlone } from './isolation';
 import { PoisonWatch, poisonCause, type PoisonCause } from './poison';
 import type { CommitPort } from './instance-commit';
 import type { CommitLatencyWindow } from '../status/commit-latency-window';
-import { commitUnit } from './transaction';
+import { commitUnit, type GroupMembership, type PartOwner } from './transaction';
 import { currentEntity, UnitOfWork } from './unit-of-work';
 
 export interface TaskTopics {
@@ -68,6 +68,10 @@ export interface TaskDeps {
   commits?: CommitPort;
   /** The status page's recent window of event commit latencies (GET /status). */
   commitLatency?: Pick<CommitLatencyWindow, 'record'>;
+  /** Exactly-once v2: the member of the current assignment (a part records it; see PartOwner). */
+  membership?: () => GroupMembership | undefined;
+  /** Exactly-once v2: this incarnation of the task still holds it (RUNNING, in the current assignment). */
+  holds?: (task: Task, incarnation: number) => boolean;
 }
 
 /** Records folded between two yields to the event loop (a fetched batch can hold thousands). */
@@ -100,6 +104,8 @@ export class Task implements TaskContext {
   private readonly position = new Map<string, bigint>();
   /** Every input's next offset as of the last committed unit: what the next unit's changelog records carry. */
   private committedInputs = new Map<string, bigint>();
+  /** See resumable. */
+  private resumeFrom?: Map<string, bigint>;
   private backPressure = false;
   private readonly fold: FoldContext;
   private readonly poison: PoisonWatch;
@@ -152,6 +158,7 @@ export class Task implements TaskContext {
     this.position.clear();
     for (const [topic, offset] of positions) this.position.set(topic, offset);
     this.committedInputs = new Map(positions);
+    this.resumeFrom = undefined;
     this.open = new UnitOfWork();
     this.units++; // the dropped unit's number is never reused
     this.committing = undefined;
@@ -289,7 +296,10 @@ export class Task implements TaskContext {
   }
 
   /** RUNNING → FAILED: drops every uncommitted unit and the producer; `store` failures also drop the store. */
-  fail(kind: TaskFailureKind): void {
+  fail(kind: TaskFailureKind, clean = false): void {
+    // Exactly-once v2: a transaction whose offsets the group refused left nothing of this task
+    // in Kafka or SQLite; it may go on from its last commit (see resumable) without a restore.
+    this.resumeFrom = clean && this.deps.commits && kind !== 'store' ? new Map(this.committedInputs) : undefined;
     this.transition('FAILED');
     this.failures++;
     this.clearTimer();
@@ -301,6 +311,20 @@ export class Task implements TaskContext {
     this.producer = undefined;
     void producer?.disconnect().catch(() => undefined);
     if (kind === 'store') this.closeStore();
+  }
+
+  /**
+   * FAILED by a transaction that left nothing behind (its offsets refused: the group moved on):
+   * while the same member keeps the task in the next generation, it can go on from its last
+   * commit, with its store as it is, instead of fencing and restoring again.
+   */
+  get resumable(): boolean {
+    return this.resumeFrom !== undefined;
+  }
+
+  /** Where a resumable task goes on: the input positions of its last commit. */
+  resumePositions(): Map<string, bigint> | undefined {
+    return this.resumeFrom && new Map(this.resumeFrom);
   }
 
   /** Resolves once the commit in flight (if any) has settled, either way; it has its own deadline (COMMIT_DEADLINE_MS). */
@@ -434,7 +458,7 @@ export class Task implements TaskContext {
     // v2 commits every input's offset each time: a pending transaction of the task is then always
     // visible to a new owner's require_stable read, whatever the unit moved.
     const { changes, checkpoint } = this.deps.commits
-      ? await this.deps.commits.commit({ task: this.id, unit, inputs, offsets: inputs })
+      ? await this.deps.commits.commit({ task: this.id, unit, inputs, offsets: inputs, owner: this.owner(incarnation) })
       : await commitUnit(this.producer!, unit, {
           task: this.id,
           groupId: this.deps.groupId,
@@ -454,6 +478,15 @@ export class Task implements TaskContext {
     }
     this.failures = 0;
     this.report(unit, unitNumber, startedAt, committedAt, changes.length);
+  }
+
+  /** Who a part of `incarnation` belongs to: the instance committer sends it only while this holds. */
+  private owner(incarnation: number): PartOwner {
+    const { membership, holds } = this.deps;
+    return {
+      builtUnder: membership?.(),
+      holds: () => (holds ? holds(this, incarnation) : this.incarnation === incarnation && this.current === 'RUNNING'),
+    };
   }
 
   /** Every failure of a RUNNING task goes through here: the poison watch counts it, the lifecycle acts on it. */

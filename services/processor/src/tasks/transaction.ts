@@ -63,6 +63,23 @@ export interface CommitPart {
   inputs: ReadonlyMap<string, bigint>;
   /** The input offsets sendOffsets commits for the task (default: those the unit moved). */
   offsets?: ReadonlyMap<string, bigint>;
+  /** Exactly-once v2: who built the part (see PartOwner); the instance committer sends no part without one. */
+  owner?: PartOwner;
+}
+
+/**
+ * The task incarnation behind a part. A part is sent only under a membership its incarnation
+ * still holds the task in: a rebalance that moved the task, a rejoin (new member id, skipped
+ * generation) or a failure ends the incarnation, so `holds()` turns false and stays false.
+ * While it is true the incarnation has held the task through every generation since the part
+ * was built (TaskLifecycle.onAssignment fails it otherwise), so the part may go out under the
+ * current generation.
+ */
+export interface PartOwner {
+  /** The member the part was handed over under (undefined: before the first join). */
+  builtUnder: GroupMembership | undefined;
+  /** The incarnation is RUNNING (or flushing on a graceful stop) and the task is in the current assignment. */
+  holds(): boolean;
 }
 
 /** The consumer group member a transaction's offsets are committed for (exactly-once v2: fenced by the generation). */
@@ -75,8 +92,11 @@ export interface CommitOptions {
   groupId: string;
   topics: TransactionTopics;
   deadlineMs?: number;
-  /** Sent with the offsets (TxnOffsetCommit v3): a member the group no longer counts cannot commit. */
-  membership?: GroupMembership;
+  /**
+   * Sent with the offsets (TxnOffsetCommit v3): a member the group no longer counts cannot commit.
+   * A function is called right before the offsets go (it may throw to abort the transaction).
+   */
+  membership?: GroupMembership | (() => GroupMembership);
 }
 
 /**
@@ -168,7 +188,7 @@ export async function commitUnits(
       await tx.sendOffsets({
         consumerGroupId: groupId,
         topics: [...offsetTopics].map(([topic, partitions]) => ({ topic, partitions })),
-        ...membership,
+        ...(typeof membership === 'function' ? membership() : membership),
       });
     }
     await tx.commit();
@@ -192,6 +212,7 @@ export async function commitUnits(
         { fallback: undefined },
       );
     }
+    if (err instanceof TaskFailure) throw err; // a part no longer held (see CommitOptions.membership)
     throw new TaskFailure(isFencedError(err) ? 'fenced' : 'commit', `${who}: transaction failed`, err);
   }
   return prepared.map(({ changes, checkpoint }) => ({ changes, checkpoint }));
