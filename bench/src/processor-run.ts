@@ -117,12 +117,12 @@ export class ProcessorRun {
     return values === null ? NaN : values.reduce((a, v) => a + v.value, 0);
   }
 
-  /** Restored records and restore time summed over the restores this instance did. */
+  /**
+   * Records restored over the restores this instance did, and the time from the first one's start
+   * to the last one's end (each task logs its own restore: tasks enter side by side).
+   */
   get restored(): RestoreReport {
-    return this.restores.reduce((a, r) => ({ records: a.records + r.records, ms: Math.max(a.ms, r.ms) }), {
-      records: 0,
-      ms: 0,
-    });
+    return spanOf(this.restores);
   }
 
   /** Clean stop (the last commit report arrives before it exits); returns peak RSS in bytes. */
@@ -132,4 +132,12 @@ export class ProcessorRun {
     if (code !== 0) throw new Error(`processor exited with ${code}\n${this.child.stderr}`);
     return peak;
   }
+}
+
+/** Restore lines taken together: their records, and from the first one's start to the last one's end. */
+export function spanOf(restores: readonly RestoreEvent[]): RestoreReport & { at: number } {
+  if (restores.length === 0) return { records: 0, ms: 0, at: NaN };
+  const start = Math.min(...restores.map((r) => r.at - r.ms));
+  const at = Math.max(...restores.map((r) => r.at));
+  return { records: restores.reduce((n, r) => n + r.records, 0), ms: at - start, at };
 }

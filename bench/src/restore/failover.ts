@@ -4,7 +4,7 @@ import { AS_OF, log } from '../common';
 import { createDeploymentTopics, newDeployment } from '../deployment';
 import { Child } from '../ipc';
 import { loadConfig, type Admin, type Kafka } from '../lib';
-import { ProcessorRun } from '../processor-run';
+import { ProcessorRun, spanOf } from '../processor-run';
 import { fillChangelog } from './fill';
 
 /** Events/s while the failover is measured: every task gets events, so each commits every interval. */
@@ -95,7 +95,9 @@ export async function measureFailover(
     const firstCommit = await firstCommitsAfter(survivor, moved, killAt, sessionTimeoutMs + 180_000);
     const doneAt = Math.max(...firstCommit.values());
     const joined = survivor.joins.find((j) => j.at >= killAt);
-    const restore = survivor.restores.find((r) => r.at >= killAt && r.tasks.some((t) => moved.includes(t)));
+    // Each moved task logs its own restore: from the first one's start to the last one's end.
+    const lines = survivor.restores.filter((r) => r.at >= killAt && r.tasks.some((t) => moved.includes(t)));
+    const restore = lines.length > 0 ? spanOf(lines) : undefined;
     const restoreStart = restore ? restore.at - restore.ms : NaN;
     const phases: FailoverPhases = {
       rejoinMs: (joined?.at ?? NaN) - killAt,

@@ -179,7 +179,7 @@ export function restoreMarkdown(report: RestoreReport): string {
       '"consumer" = a kafkajs consumer in a throw-away group (kafkajs has no manual assignment) with the restore\'s fetch sizes (4 MiB per partition, 16 MiB per fetch), ' +
       '"consumer-defaults" = the same with kafkajs\'s defaults (1 MiB, 10 MiB), "direct" = Fetch requests without a group through kafka-runtime\'s PartitionReader, as the restore reads. ' +
       "Reads 1-3 ran before the processor's restore, read 4 (the fastest kind again) after the sweep; the judged ratios use the fastest read of all. " +
-      'Processor restore: its log line "tasks restored from the changelog" (`records`, `ms`: stores opened → every task RUNNING, after fencing and reading the changelog end). ' +
+      'Processor restore: its log lines "tasks restored from the changelog", one per task (`records` summed; time from the first task\'s stores opened to the last task RUNNING, each after fencing and reading its changelog end). ' +
       `Scanner: its log lines "replica follower joined" → "replica caught up with the changelog"; records from \`${large.scanner.metricNames.records ?? '–'}\`, with \`${large.scanner.metricNames.lag ?? '–'}\` at ${n(large.scanner.lag)} when ready.`,
     '',
     '#### Peak RSS (and highest JS heap in use)',
@@ -230,7 +230,7 @@ export function restoreMarkdown(report: RestoreReport): string {
     ),
     '',
     'Two instances with their own state directories (as on two machines) share the tasks; under the steady load every task commits every interval. ' +
-      'Times come from the survivor: its commits (task, commit time), its "joined the group" line, and its "tasks restored from the changelog" line (`ms` from the stores opened, after fencing and reading the changelog end).',
+      'Times come from the survivor: its commits (task, commit time), its "joined the group" line, and its "tasks restored from the changelog" lines of the moved tasks (from the first one\'s stores opened, after fencing and reading its changelog end, to the last one RUNNING).',
   ];
   return lines.join('\n');
 }

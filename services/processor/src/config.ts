@@ -49,6 +49,11 @@ export interface ProcessorConfig extends RelayTopics {
   topicMinInsyncReplicas: number;
   /** v1: one transactional producer and transaction per task; v2: one per instance (KIP-447). */
   exactlyOnce: 'v1' | 'v2';
+  /**
+   * v2: 'true' fences each task's legacy v1 transactional id `<APP_ID>-<task>` on every entry
+   * (a group rolling from v1 to v2); 'false' skips it (a deployment that never ran v1).
+   */
+  exactlyOnceLegacyFence: 'true' | 'false';
   /** v2: names the instance's transactional id; unset: kept in STATE_DIR/instance-id. */
   instanceId?: string;
   /** Bytes an encoded entity may take: a change past it is refused (an `invalid` result, or an ENTITY_TOO_LARGE dead letter). */
@@ -106,6 +111,11 @@ export const PROCESSOR_ENV = Type.Object({
     default: 'v2',
     problem:
       'must be "v1" (one transaction per task) or "v2" (one per instance, fenced by the group generation; Kafka 2.5+)',
+  }),
+  EXACTLY_ONCE_LEGACY_FENCE: EnvVar.oneOf(['true', 'false'], {
+    default: 'true',
+    problem:
+      'must be "true" (EXACTLY_ONCE=v2 fences each task\'s v1 transactional id <APP_ID>-<task> on entry) or "false" (skip it: no instance of this APP_ID ever ran v1)',
   }),
   INSTANCE_ID: Type.Optional(
     EnvVar.text({
@@ -170,6 +180,7 @@ const CONFIG_FROM_ENV = {
   entityMaxBytes: 'ENTITY_MAX_BYTES',
   poisonMaxAttempts: 'POISON_MAX_ATTEMPTS',
   exactlyOnce: 'EXACTLY_ONCE',
+  exactlyOnceLegacyFence: 'EXACTLY_ONCE_LEGACY_FENCE',
   topicsCreate: 'TOPICS_CREATE',
   topicReplicationFactor: 'TOPIC_REPLICATION_FACTOR',
   topicMinInsyncReplicas: 'TOPIC_MIN_INSYNC_REPLICAS',

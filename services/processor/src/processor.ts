@@ -23,7 +23,7 @@ import { assertInstanceIdFree, INSTANCE_ID_FILE, instanceIdFor } from './kafka/i
 import { provisionTopics } from './kafka/topics';
 import { InstanceCommitter } from './tasks/instance-commit';
 import type { ProcessorMetrics } from './metrics';
-import { instancePorts, kafkaPorts, settleOnBroker } from './tasks/kafka-ports';
+import { instancePorts, kafkaPorts, legacyFence, settleOnBroker, stableEntryPorts } from './tasks/kafka-ports';
 import { TaskLifecycle } from './tasks/lifecycle';
 import { refreshStoreMetrics } from './tasks/store-metrics';
 import { CommitLatencyWindow } from './status/commit-latency-window';
@@ -165,7 +165,7 @@ export class Processor {
       identity = { instanceId, startedAt, host: hostname(), sessionTimeoutMs: config.sessionTimeoutMs };
       const transactionalId = instanceTransactionalId(config.appId, this.instanceId);
       logger.info(
-        { transactionalId },
+        { transactionalId, legacyFence: config.exactlyOnceLegacyFence === 'true' },
         'exactly-once v2: one transaction per commit interval for every task of this instance',
       );
       committer = new InstanceCommitter({
@@ -201,18 +201,23 @@ export class Processor {
       requireStableOffsets,
       ...(this.deps.openStore ? { openStore: this.deps.openStore } : {}),
     });
+    const settle = settleOnBroker({
+      kafka: this.kafka,
+      changelogTopic: config.changelogTopic,
+      transactionTimeoutMs: config.transactionTimeoutMs,
+    });
+    // A group may mix v1 and v2 instances while it rolls from one to the other: v2 fences each
+    // task's v1 id, v1 (on a broker that has KIP-447) waits out a v2 owner's transaction.
+    const fenceLegacy =
+      config.exactlyOnceLegacyFence === 'true'
+        ? legacyFence({ kafka: this.kafka, appId: config.appId, transactionTimeoutMs: config.transactionTimeoutMs })
+        : undefined;
     const lifecycle = new TaskLifecycle({
       ports: committer
-        ? instancePorts(
-            ports,
-            committer,
-            settleOnBroker({
-              kafka: this.kafka,
-              changelogTopic: config.changelogTopic,
-              transactionTimeoutMs: config.transactionTimeoutMs,
-            }),
-          )
-        : ports,
+        ? instancePorts(ports, committer, settle, fenceLegacy)
+        : requireStableOffsets
+          ? stableEntryPorts(ports, settle)
+          : ports,
       deleteRetentionMs,
       inputTopics,
       restores: this.restores,

@@ -52,6 +52,16 @@ describe('processor config', () => {
     expect(problems).toMatch(/LOG_LEVEL must be one of/);
   });
 
+  it('fences the legacy v1 transactional ids by default (EXACTLY_ONCE_LEGACY_FENCE), and takes only true or false', () => {
+    expect(loadConfig({ KAFKA_BROKERS: 'kafka:9092' }).exactlyOnceLegacyFence).toBe('true');
+    expect(loadConfig({ KAFKA_BROKERS: 'kafka:9092', EXACTLY_ONCE_LEGACY_FENCE: 'false' }).exactlyOnceLegacyFence).toBe(
+      'false',
+    );
+    expect(problemsOf(() => loadConfig({ KAFKA_BROKERS: 'kafka:9092', EXACTLY_ONCE_LEGACY_FENCE: 'no' }))).toMatch(
+      /EXACTLY_ONCE_LEGACY_FENCE must be "true" .* or "false"/,
+    );
+  });
+
   it('requires the brokers', () => {
     expect(() => loadConfig({})).toThrow(/KAFKA_BROKERS is required/);
   });

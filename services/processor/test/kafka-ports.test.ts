@@ -1,5 +1,6 @@
 import type { Consumer, Kafka } from 'kafkajs';
-import { instancePorts, kafkaPorts } from '../src/tasks/kafka-ports';
+import { instancePorts, kafkaPorts, stableEntryPorts } from '../src/tasks/kafka-ports';
+import type { Producer } from 'kafkajs';
 
 // kafkajs throws from pause/resume/seek while a consumer is between runs (its own restart after a
 // retriable crash, or a replacement not yet run); the ports skip those calls, since the next
@@ -151,5 +152,89 @@ describe('exactly-once v2 ports', () => {
         ]),
       },
     ]);
+  });
+
+  it("fence the entering task's legacy v1 transactional id, exactly that task's, before its stable read", async () => {
+    const steps: string[] = [];
+    const ports = instancePorts(
+      {
+        ...portsWith({}),
+        committedOffsets: async (tasks) => {
+          steps.push(`offsets of ${tasks?.join(',')}`);
+          return new Map();
+        },
+      },
+      { ready: async () => void steps.push('producer ready') },
+      async () => new Map(),
+      async (task) => void steps.push(`fence app-${task}`),
+    );
+    await ports.initProducer(3);
+    await ports.initProducer(5);
+    expect(steps).toEqual([
+      'producer ready',
+      'fence app-3',
+      'offsets of 3',
+      'producer ready',
+      'fence app-5',
+      'offsets of 5',
+    ]);
+  });
+
+  it('fail the entry, before any read, when the legacy fence fails; without it (EXACTLY_ONCE_LEGACY_FENCE=false) read at once', async () => {
+    const steps: string[] = [];
+    const base = {
+      ...portsWith({}),
+      committedOffsets: async (tasks?: readonly number[]) => {
+        steps.push(`offsets of ${tasks?.join(',')}`);
+        return new Map<string, Map<number, string>>();
+      },
+    };
+    const fenced = instancePorts(
+      base,
+      { ready: async () => undefined },
+      async () => new Map(),
+      async () => {
+        throw Object.assign(new Error('not authorized (injected)'), { type: 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED' });
+      },
+    );
+    await expect(fenced.initProducer(2)).rejects.toThrow('not authorized');
+    expect(steps).toEqual([]);
+    const unfenced = instancePorts(base, { ready: async () => undefined }, async () => new Map());
+    await unfenced.initProducer(2);
+    expect(steps).toEqual(['offsets of 2']);
+  });
+});
+
+describe('exactly-once v1 ports on a broker with KIP-447 (a group that may mix v1 and v2 instances)', () => {
+  it("read the task's offsets stable after its own fence, and its changelog end settled", async () => {
+    const steps: string[] = [];
+    const producer = { disconnect: async () => void steps.push('disconnect') } as unknown as Producer;
+    let unstable = true;
+    const ports = stableEntryPorts(
+      {
+        ...portsWith({}),
+        initProducer: async (task) => {
+          steps.push(`fence app-${task}`);
+          return producer;
+        },
+        committedOffsets: async (tasks) => {
+          steps.push(`offsets of ${tasks?.join(',')}`);
+          if (unstable) throw Object.assign(new Error('still unstable (injected)'), { retriable: true });
+          return new Map();
+        },
+        changelogEnds: async () => new Map([[4, 10n]]),
+      },
+      async (tasks) => {
+        steps.push(`settle ${tasks.join(',')}`);
+        return new Map([[4, 12n]]); // a v2 owner's markers landed meanwhile
+      },
+    );
+    await expect(ports.initProducer(4)).rejects.toThrow('still unstable');
+    expect(steps).toEqual(['fence app-4', 'offsets of 4', 'disconnect']); // the fenced producer is not leaked
+    steps.length = 0;
+    unstable = false;
+    await expect(ports.initProducer(4)).resolves.toBe(producer);
+    await expect(ports.changelogEnds([4])).resolves.toEqual(new Map([[4, 12n]]));
+    expect(steps).toEqual(['fence app-4', 'offsets of 4', 'settle 4']);
   });
 });

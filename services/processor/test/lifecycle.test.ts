@@ -40,6 +40,15 @@ interface Harness {
   faults: { pause?: (task: number) => boolean; seek?: (task: number) => boolean };
   /** Replaces the fake restore. */
   restoreWith: { value?: RestorePort };
+  /**
+   * Awaited at the start of a port call, per task (a read an earlier owner's transaction holds,
+   * a changelog end that does not settle): a promise that rejects fails the call.
+   */
+  holds: {
+    initProducer?: (task: number) => Promise<void> | void;
+    changelogEnds?: (task: number) => Promise<void> | void;
+    committedOffsets?: (task: number) => Promise<void> | void;
+  };
   /** What GET /status reports of the restores. */
   restores: RestoreProgress;
 }
@@ -94,6 +103,7 @@ function harness(): Harness {
     metrics: createProcessorMetrics(),
     faults: {} as Harness['faults'],
     restoreWith: {} as Harness['restoreWith'],
+    holds: {} as Harness['holds'],
     restores: new RestoreProgress(),
     ends: new Map<number, bigint>([
       [0, 0n],
@@ -103,6 +113,7 @@ function harness(): Harness {
   const ports: LifecyclePorts = {
     initProducer: async (task) => {
       h.calls.push(`init-producer ${task}`);
+      await h.holds.initProducer?.(task);
       return fakeProducer(task, h);
     },
     openStore: (task) => TaskStore.open({ dir, task }),
@@ -110,8 +121,9 @@ function harness(): Harness {
       h.calls.push(`remove-store ${task}`);
       TaskStore.remove({ dir, task });
     },
-    changelogEnds: async () => {
+    changelogEnds: async (tasks) => {
       h.calls.push('changelog-end');
+      for (const task of tasks ?? []) await h.holds.changelogEnds?.(task);
       return h.ends;
     },
     restore: async (request) => {
@@ -122,8 +134,9 @@ function harness(): Harness {
       for (const { task, records, next } of batches) request.apply(task, records, next);
       return { records: batches.reduce((n, b) => n + b.records.length, 0), failed: new Map() };
     },
-    committedOffsets: async () => {
+    committedOffsets: async (tasks) => {
       h.calls.push('committed-offsets');
+      for (const task of tasks ?? []) await h.holds.committedOffsets?.(task);
       return new Map([
         [
           EVENTS,
@@ -377,6 +390,7 @@ describe('task lifecycle', () => {
     h.ends.set(1, 10n);
     let midway: ReturnType<RestoreProgress['view']> | undefined;
     h.restoreWith.value = async (request) => {
+      if (!request.from.has(1)) return { records: 0, failed: new Map() };
       request.apply(1, [record('a'), record('b'), record('c')], 4n);
       midway = h.restores.view();
       request.apply(1, [record('d')], 10n);
@@ -384,10 +398,7 @@ describe('task lifecycle', () => {
     };
     h.lifecycle.onAssignment('member-a', [0, 1]);
     await until(() => h.lifecycle.allRunning, 'both tasks to run');
-    expect(midway!.inProgress).toEqual([
-      { task: 0, restored: 0, toGo: 0, startedAt: expect.any(Number) },
-      { task: 1, restored: 3, toGo: 6, startedAt: expect.any(Number) },
-    ]);
+    expect(midway!.inProgress).toContainEqual({ task: 1, restored: 3, toGo: 6, startedAt: expect.any(Number) });
     const done = h.restores.view();
     expect(done.inProgress).toEqual([]);
     expect(done.last.map(({ task, restored, ok }) => ({ task, restored, ok }))).toEqual([
@@ -540,9 +551,10 @@ describe('task lifecycle', () => {
       return { records: 2 - failed.size, failed };
     };
     h.lifecycle.onAssignment('member-a', [0, 1]);
-    await until(() => h.lifecycle.allRunning && h.restoreFrom.length === 2, 'both tasks to run');
-    expect(h.restoreFrom.map((f) => [...f.keys()])).toEqual([[0, 1], [1]]);
-    expect(h.calls.filter((c) => c.startsWith('init-producer'))).toEqual([
+    await until(() => h.lifecycle.allRunning && h.restoreFrom.length === 3, 'both tasks to run');
+    // Each task restores alone: task 0 once, task 1 again after its failure.
+    expect(h.restoreFrom.map((f) => [...f.keys()]).sort()).toEqual([[0], [1], [1]]);
+    expect(h.calls.filter((c) => c.startsWith('init-producer')).sort()).toEqual([
       'init-producer 0',
       'init-producer 1',
       'init-producer 1',
@@ -553,20 +565,94 @@ describe('task lifecycle', () => {
   it('a task revoked mid-restore leaves the restore; the other task reaches RUNNING', async () => {
     h.ends.set(0, 40n);
     h.ends.set(1, 40n);
-    const wantedAfterRevoke: boolean[] = [];
-    h.restoreWith.value = async ({ apply, wanted }) => {
-      apply(0, [record('k0')], 20n);
-      h.lifecycle.onAssignment('member-a', [1]); // task 0 moves away mid-restore
-      wantedAfterRevoke.push(wanted(0), wanted(1));
-      apply(1, [record('k1')], 40n);
-      return { records: 2, failed: new Map() };
+    const wanted: boolean[] = [];
+    let releaseTask1!: () => void;
+    const task0Revoked = new Promise<void>((resolve) => (releaseTask1 = resolve));
+    h.restoreWith.value = async (request) => {
+      if (request.from.has(0)) {
+        request.apply(0, [record('k0')], 20n);
+        h.lifecycle.onAssignment('member-a', [1]); // task 0 moves away mid-restore
+        wanted.push(request.wanted(0));
+        releaseTask1();
+        return { records: 1, failed: new Map() };
+      }
+      await task0Revoked; // task 1's restore runs on while task 0 leaves its own
+      wanted.push(request.wanted(1));
+      request.apply(1, [record('k1')], 40n);
+      return { records: 1, failed: new Map() };
     };
     h.lifecycle.onAssignment('member-a', [0, 1]);
     await until(() => h.lifecycle.stateOf(1) === 'RUNNING' && h.calls.includes('remove-store 0'), 'task 1 to run');
-    expect(wantedAfterRevoke).toEqual([false, true]);
+    expect(wanted).toEqual([false, true]);
     expect(h.lifecycle.stateOf(0)).toBeUndefined();
-    expect(h.calls.filter((c) => c === 'restore')).toHaveLength(1);
+    expect(h.lifecycle.read('k1')?.task).toBe(1);
+    expect(h.calls.filter((c) => c === 'restore')).toHaveLength(2); // one per task, none again
     expect(await failuresOf(h, 'store')).toBe(0);
+  });
+
+  describe('tasks entering together enter each on its own', () => {
+    it("one task's unstable offsets do not hold back another: it runs and folds; the held task fails alone and recovers", async () => {
+      // Task 0's stable read waits on an earlier owner's open transaction (v2: the require_stable
+      // read inside initProducer), then gives up; its second attempt finds the offsets stable.
+      let giveUp!: (err: Error) => void;
+      let attempts = 0;
+      h.holds.initProducer = (task) => {
+        if (task !== 0 || attempts++ > 0) return;
+        return new Promise<void>((_, reject) => (giveUp = reject));
+      };
+      h.lifecycle.onAssignment('member-a', [0, 1]);
+      await until(() => h.lifecycle.stateOf(1) === 'RUNNING', 'task 1 to run');
+      expect(h.lifecycle.stateOf(0)).toBe('RESTORING');
+      const task1 = h.lifecycle.runningTask(1)!;
+      expect(await task1.foldBatch({ topic: EVENTS, partition: 1, messages: [signUp(3, 'b1')], lastOffset: '3' })).toBe(
+        true,
+      );
+      await until(() => task1.read('b1') !== undefined, 'task 1 to commit what it folded');
+      expect(h.lifecycle.stateOf(0)).toBe('RESTORING'); // still held: nothing of it was read past the fence
+
+      giveUp(Object.assign(new Error('offsets still unstable after 90000 ms (injected)'), { retriable: true }));
+      await until(() => h.lifecycle.stateOf(0) === 'RUNNING', 'task 0 to recover');
+      expect(await failuresOf(h, 'restore')).toBe(1);
+      expect(h.calls.filter((c) => c === 'init-producer 0')).toHaveLength(2);
+      // Task 1 was neither failed nor entered again.
+      expect(h.calls.filter((c) => c === 'init-producer 1')).toHaveLength(1);
+      expect(h.calls.filter((c) => c === 'resume 1')).toHaveLength(1);
+      expect(h.lifecycle.runningTask(1)).toBe(task1);
+      expect(h.lifecycle.read('b1')).toMatchObject({ task: 1, entity: { version: 1 } });
+    });
+
+    it("one task's changelog end that never settles fails only that task", async () => {
+      let attempts = 0;
+      h.holds.changelogEnds = async (task) => {
+        if (task === 0 && attempts++ === 0) {
+          await new Promise((r) => setTimeout(r, 30));
+          throw Object.assign(new Error('a transaction still holds partition(s) 0 (injected)'), {
+            code: 'CHANGELOG_NOT_SETTLED',
+          });
+        }
+      };
+      h.lifecycle.onAssignment('member-a', [0, 1]);
+      await until(() => h.lifecycle.stateOf(1) === 'RUNNING', 'task 1 to run');
+      expect(h.lifecycle.stateOf(0)).toBe('RESTORING'); // its end is still being waited for
+      await until(() => h.lifecycle.allRunning, 'task 0 to recover');
+      expect(await failuresOf(h, 'restore')).toBe(1);
+      expect(h.calls.filter((c) => c === 'init-producer 0')).toHaveLength(2);
+      expect(h.calls.filter((c) => c === 'init-producer 1')).toHaveLength(1);
+      expect(h.calls.filter((c) => c === 'restore')).toHaveLength(2); // one per task: task 0 restored only once its end was read
+    });
+
+    it("one task's failing offset read fails only that task", async () => {
+      let attempts = 0;
+      h.holds.committedOffsets = (task) => {
+        if (task === 1 && attempts++ === 0) throw new Error('fetching offsets failed (injected)');
+      };
+      h.lifecycle.onAssignment('member-a', [0, 1]);
+      await until(() => h.lifecycle.allRunning, 'both tasks to run');
+      expect(await failuresOf(h, 'restore')).toBe(1);
+      expect(h.calls.filter((c) => c === 'init-producer 0')).toHaveLength(1);
+      expect(h.calls.filter((c) => c === 'init-producer 1')).toHaveLength(2);
+      expect(h.calls.filter((c) => c === 'resume 0')).toHaveLength(1);
+    });
   });
 
   it('a pause that throws on assignment (inside the GROUP_JOIN listener) fails the task, which recovers', async () => {
