@@ -74,6 +74,10 @@ export function createProcessorMetrics() {
       ['outcome'],
       each('outcome', INSTANCE_TRANSACTION_OUTCOMES),
     ),
+    taskResumes: metrics.counter(
+      'processor_task_resumes_total',
+      'EXACTLY_ONCE=v2: failed tasks that went on from their last commit without fence or restore (their transaction was refused as the group moved on, and the same member kept them)',
+    ),
     commitPartsRejected: metrics.counter(
       'processor_commit_parts_rejected_total',
       'EXACTLY_ONCE=v2: task units dropped unsent because the task incarnation that built them no longer held the task (revoked, rejoined, failed) or there was no group membership to fence them with',

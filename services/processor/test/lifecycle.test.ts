@@ -9,6 +9,7 @@ import type { KafkaMessage, Message, Producer } from 'kafkajs';
 import pino from 'pino';
 import { createProcessorMetrics } from '../src/metrics';
 import { RestoreProgress } from '../src/status/restore-progress';
+import { InstanceCommitter, type CommitPort } from '../src/tasks/instance-commit';
 import { TaskLifecycle, type ChangelogRecord, type LifecyclePorts } from '../src/tasks/lifecycle';
 
 // The lifecycle against fake ports: every call is recorded in order, so the tests pin the
@@ -87,7 +88,13 @@ function fakeProducer(
   } as unknown as Producer;
 }
 
-function harness(): Harness {
+/** Exactly-once v2: the instance committer the tasks commit through, and how long a resumable task waits. */
+interface V2Options {
+  commits: (metrics: ReturnType<typeof createProcessorMetrics>) => CommitPort;
+  resumeWaitMs?: number;
+}
+
+function harness(v2?: V2Options): Harness {
   const dir = mkdtempSync(join(tmpdir(), 'lifecycle-'));
   const h = {
     calls: [] as string[],
@@ -114,7 +121,7 @@ function harness(): Harness {
     initProducer: async (task) => {
       h.calls.push(`init-producer ${task}`);
       await h.holds.initProducer?.(task);
-      return fakeProducer(task, h);
+      return v2 ? undefined : fakeProducer(task, h);
     },
     openStore: (task) => TaskStore.open({ dir, task }),
     removeStore: (task) => {
@@ -176,7 +183,9 @@ function harness(): Harness {
     retryBaseMs: 1,
     retryMaxMs: 5,
     restores: h.restores,
+    ...(v2?.resumeWaitMs !== undefined && { resumeWaitMs: v2.resumeWaitMs }),
     task: {
+      ...(v2 && { commits: v2.commits(metrics) }),
       domain: accountsDomain,
       topics: { events: EVENTS, commands: COMMANDS, results: 'results', deadLetter: 'dlq', changelog: 'changelog' },
       groupId: 'group',
@@ -724,5 +733,160 @@ describe('task lifecycle', () => {
     await until(() => h.lifecycle.stateOf(0) === 'RUNNING', 'task 0 to run again');
     expect(h.calls.indexOf('commit 0')).toBeLessThan(h.calls.indexOf('init-producer 0'));
     expect(h.calls.indexOf('init-producer 0')).toBeLessThan(h.calls.indexOf('changelog-end'));
+  });
+});
+
+describe('exactly-once v2: a kept task whose transaction the group refused resumes without a restore (issue 31.5)', () => {
+  let h: Harness;
+  let committer: InstanceCommitter;
+  /** What each sendOffsets carried: the generation and the events offset. */
+  let offsets: Array<{ generationId?: number; events: string }>;
+  /** While set, sendOffsets throws it (after waiting for `gate`). */
+  let refusal: unknown;
+  let gate: Promise<void> | undefined;
+
+  function v2(resumeWaitMs = 60_000): Harness {
+    offsets = [];
+    refusal = undefined;
+    gate = undefined;
+    const tx = {
+      sendBatch: async ({ topicMessages }: { topicMessages: Array<{ topic: string; messages: Message[] }> }) =>
+        topicMessages.map((t) => ({
+          topicName: t.topic,
+          partition: t.messages[0]!.partition ?? 0,
+          errorCode: 0,
+          baseOffset: '100',
+        })),
+      sendOffsets: async (o: {
+        generationId?: number;
+        topics: Array<{ topic: string; partitions: Array<{ offset: string }> }>;
+      }) => {
+        await gate;
+        if (refusal) throw refusal;
+        offsets.push({
+          generationId: o.generationId,
+          events: o.topics.find((t) => t.topic === EVENTS)!.partitions[0]!.offset,
+        });
+      },
+      commit: async () => undefined,
+      abort: async () => undefined,
+    };
+    const producer = { transaction: async () => tx, disconnect: async () => undefined } as unknown as Producer;
+    const made = harness({
+      resumeWaitMs,
+      commits: (metrics) =>
+        (committer = new InstanceCommitter({
+          createProducer: async () => producer,
+          groupId: 'group',
+          topics: { changelog: 'changelog', results: 'results', deadLetter: 'dlq' },
+          intervalMs: 1,
+          transactionTimeoutMs: 60_000,
+          logger: pino({ level: 'silent' }),
+          metrics,
+          onFenced: () => undefined,
+        })),
+    });
+    void committer.start(made.lifecycle);
+    return made;
+  }
+
+  afterEach(async () => {
+    await committer.stop();
+    await h.lifecycle.closeAll();
+    rmSync(h.dir, { recursive: true, force: true });
+  });
+
+  const stale = () => Object.assign(new Error('The generation is stale'), { type: 'ILLEGAL_GENERATION' });
+  const resumes = async () => (await h.metrics.taskResumes.get()).values[0]?.value ?? 0;
+  const fold = (offset: number, key: string) =>
+    h.lifecycle
+      .runningTask(0)!
+      .foldBatch({ topic: EVENTS, partition: 0, messages: [signUp(offset, key)], lastOffset: String(offset) });
+
+  it('resumes from its last commit when the next generation keeps it: no fence, no restore, no offset read', async () => {
+    h = v2();
+    h.lifecycle.onAssignment('member-a', [0], 1);
+    await until(() => h.lifecycle.stateOf(0) === 'RUNNING', 'task 0 to run');
+    await fold(7, 'k1');
+    await until(() => offsets.length === 1, 'the first commit');
+    refusal = stale();
+    await fold(8, 'k2');
+    await until(() => h.lifecycle.stateOf(0) === 'FAILED', 'the refused transaction to fail the task');
+    expect(await failuresOf(h, 'commit')).toBe(1);
+    h.calls.length = 0;
+    refusal = undefined;
+    h.lifecycle.onAssignment('member-a', [0], 2);
+    await until(() => h.lifecycle.stateOf(0) === 'RUNNING', 'task 0 to resume');
+    // Straight back to where its last commit left the inputs; nothing read from Kafka.
+    expect(h.calls).toEqual(['pause 0', `seek ${EVENTS} 0 8`, `seek ${COMMANDS} 0 2`, 'resume 0']);
+    expect(await resumes()).toBe(1);
+    await fold(8, 'k2'); // the refused unit's record again, committed under the new generation
+    await until(() => offsets.length === 2, 'the commit after the resume');
+    expect(offsets).toEqual([
+      { generationId: 1, events: '8' },
+      { generationId: 2, events: '9' },
+    ]);
+    expect(h.lifecycle.runningTask(0)!.read('k2')).toBeDefined();
+  });
+
+  it('resumes at once when the assignment that kept it arrived while the refused transaction was answering', async () => {
+    h = v2();
+    h.lifecycle.onAssignment('member-a', [0], 1);
+    await until(() => h.lifecycle.stateOf(0) === 'RUNNING', 'task 0 to run');
+    let release!: () => void;
+    gate = new Promise<void>((resolve) => (release = resolve));
+    refusal = stale();
+    await fold(7, 'k1');
+    await until(() => h.lifecycle.runningTask(0)!.uncommitted === 1 && committer !== undefined, 'the unit in flight');
+    await new Promise((r) => setTimeout(r, 20)); // sendOffsets under generation 1 is waiting on the gate
+    h.lifecycle.onAssignment('member-a', [0], 2); // kept: RUNNING, so only re-seeked
+    h.calls.length = 0;
+    release();
+    await until(() => h.calls.includes('resume 0'), 'task 0 to resume');
+    expect(h.lifecycle.stateOf(0)).toBe('RUNNING');
+    expect(h.calls.filter((c) => /restore|changelog-end|committed-offsets|init-producer/.test(c))).toEqual([]);
+    expect(h.calls).toContain(`seek ${EVENTS} 0 7`); // the committed position: the refused unit is folded again
+    expect(await resumes()).toBe(1);
+  });
+
+  it('enters the long way (fence, restore, offset read) when it comes back under another member id', async () => {
+    h = v2();
+    h.lifecycle.onAssignment('member-a', [0], 1);
+    await until(() => h.lifecycle.stateOf(0) === 'RUNNING', 'task 0 to run');
+    refusal = stale();
+    await fold(7, 'k1');
+    await until(() => h.lifecycle.stateOf(0) === 'FAILED', 'the refused transaction to fail the task');
+    refusal = undefined;
+    h.calls.length = 0;
+    h.lifecycle.onAssignment('member-b', [0], 2); // evicted and back: another member may have owned it
+    await until(() => h.lifecycle.stateOf(0) === 'RUNNING', 'task 0 to run again');
+    expect(h.calls).toEqual(
+      expect.arrayContaining(['init-producer 0', 'changelog-end', 'restore', 'committed-offsets']),
+    );
+    expect(await resumes()).toBe(0);
+  });
+
+  it('enters the long way when no assignment comes within resumeWaitMs', async () => {
+    h = v2(30);
+    h.lifecycle.onAssignment('member-a', [0], 1);
+    await until(() => h.lifecycle.stateOf(0) === 'RUNNING', 'task 0 to run');
+    refusal = stale();
+    await fold(7, 'k1');
+    await until(() => h.lifecycle.stateOf(0) === 'FAILED', 'the refused transaction to fail the task');
+    refusal = undefined;
+    h.calls.length = 0;
+    await until(() => h.lifecycle.stateOf(0) === 'RUNNING', 'task 0 to run again');
+    expect(h.calls).toEqual(expect.arrayContaining(['ownership 0', 'init-producer 0', 'restore', 'committed-offsets']));
+    expect(await resumes()).toBe(0);
+  });
+
+  it('a transaction that failed for another reason (an unknown outcome) is never resumed from memory', async () => {
+    h = v2();
+    h.lifecycle.onAssignment('member-a', [0], 1);
+    await until(() => h.lifecycle.stateOf(0) === 'RUNNING', 'task 0 to run');
+    refusal = Object.assign(new Error('timed out'), { type: 'REQUEST_TIMED_OUT' });
+    await fold(7, 'k1');
+    await until(() => h.calls.includes('restore') && h.lifecycle.stateOf(0) !== 'FAILED', 'the long way back');
+    expect(await resumes()).toBe(0);
   });
 });

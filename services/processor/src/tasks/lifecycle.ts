@@ -46,12 +46,17 @@ export interface LifecyclePorts {
   seek(topic: string, task: number, offset: string): void;
 }
 
+/** See LifecycleOptions.resumeWaitMs: longer than a rebalance usually takes to hand out the next generation. */
+const RESUME_WAIT_MS = 15_000;
+
 export interface LifecycleOptions {
   ports: LifecyclePorts;
   /** The changelog's delete.retention.ms: an older local copy is rebuilt, never caught up. */
   deleteRetentionMs: number;
   inputTopics: readonly string[];
   task: Omit<TaskDeps, 'pause' | 'resume' | 'onFailure' | 'membership' | 'holds'>;
+  /** How long a resumable task waits for the next generation's assignment before it enters the long way. */
+  resumeWaitMs?: number;
   /** Back-off after the first retry of a failed task: base, doubled per failure, capped. */
   retryBaseMs?: number;
   retryMaxMs?: number;
@@ -119,6 +124,7 @@ export class TaskLifecycle implements CommitSource {
       if (!this.assigned.has(id)) this.release(task, true);
     }
     const entering: Task[] = [];
+    const resuming: Task[] = [];
     for (const id of this.owned) {
       const task = this.tasks.get(id) ?? this.create(id);
       try {
@@ -136,6 +142,8 @@ export class TaskLifecycle implements CommitSource {
           for (const [topic, offset] of task.positions()) this.options.ports.seek(topic, id, offset.toString());
           // A replacement consumer knows nothing of the old one's pauses.
           if (task.throttled) this.options.ports.pause(id);
+        } else if (task.state === 'FAILED' && task.resumable && !rejoined) {
+          resuming.push(task); // kept by the same member: its refused transaction left nothing behind
         } else {
           if (task.state === 'FAILED') entering.push(task); // ours in this generation: no need to ask the coordinator
           this.options.ports.pause(id); // same reason: not RUNNING means paused
@@ -154,6 +162,7 @@ export class TaskLifecycle implements CommitSource {
     }
     this.options.task.metrics.tasksOwned.set(this.assigned.size);
     if (entering.length > 0) void this.enterGuarded(entering);
+    for (const task of resuming) void this.resume(task);
   }
 
   /** The member of the current assignment (exactly-once v2 commits its offsets for it). */
@@ -240,14 +249,65 @@ export class TaskLifecycle implements CommitSource {
       `task failed (${failure.kind}); uncommitted work dropped, recovering`,
     );
     metrics.taskFailures.inc({ kind: failure.kind });
-    task.fail(failure.kind);
+    const refused = failure.refusedUnder;
+    task.fail(failure.kind, refused !== undefined);
     try {
       this.options.ports.pause(task.id);
     } catch (err) {
       // A FAILED task folds nothing (its batches are dropped unresolved); recovery pauses it again.
       logger.warn({ err, task: task.id }, 'pausing a failed task failed');
     }
+    // The assignment of a later generation of the same member has already kept it (it was RUNNING
+    // then, so the rejoin rule did not end it): it goes on at once. Otherwise that assignment is
+    // on its way (the group moved on), and onAssignment resumes it; the recovery below is the
+    // fallback.
+    const now = this.membership();
+    if (
+      task.resumable &&
+      refused &&
+      now?.memberId === refused.memberId &&
+      now.generationId > refused.generationId &&
+      this.assigned.has(task.id) &&
+      this.tasks.get(task.id) === task
+    ) {
+      void this.resume(task);
+      return;
+    }
     this.scheduleRecovery(task);
+  }
+
+  /**
+   * FAILED → RESTORING → RUNNING without fence, restore or offset read, for a task whose failed
+   * transaction left nothing behind (Task.resumable) and which the same member kept: its store
+   * and its last commit's input positions are exactly what the group committed for it.
+   */
+  private async resume(task: Task): Promise<void> {
+    const { ports } = this.options;
+    const { logger, metrics } = this.options.task;
+    const positions = task.resumePositions();
+    if (!positions) return;
+    task.transition('RESTORING');
+    const incarnation = ++task.incarnation;
+    const live = () =>
+      task.incarnation === incarnation && task.state === 'RESTORING' && this.tasks.get(task.id) === task;
+    try {
+      ports.pause(task.id);
+      await task.settled(); // the refused transaction's own answer (it is over before anything moves)
+      if (!live()) return;
+      task.start(positions);
+      for (const [topic, offset] of positions) ports.seek(topic, task.id, offset.toString());
+      ports.resume(task.id);
+    } catch (err) {
+      if (live() || (task.incarnation === incarnation && task.state === 'RUNNING')) {
+        this.fail(task, asTaskFailure(err, 'restore', `task ${task.id}: resuming it failed`));
+      }
+      return;
+    }
+    metrics.taskResumes.inc();
+    logger.info(
+      { task: task.id, positions: Object.fromEntries([...positions].map(([t, o]) => [t, String(o)])) },
+      'task resumed from its last commit without a restore (its transaction was refused as the group moved on)',
+    );
   }
 
   /**
@@ -275,9 +335,11 @@ export class TaskLifecycle implements CommitSource {
    * rejoin kafkajs makes when its heartbeat fails); GROUP_JOIN re-enters it directly.
    */
   private scheduleRecovery(task: Task): void {
-    const { retryBaseMs = 250, retryMaxMs = 30_000 } = this.options;
+    const { retryBaseMs = 250, retryMaxMs = 30_000, resumeWaitMs = RESUME_WAIT_MS } = this.options;
     const n = task.failures;
-    const delay = n <= 1 ? 0 : Math.min(retryMaxMs, retryBaseMs * 2 ** (n - 2)) * (0.8 + Math.random() * 0.4);
+    const backOff = n <= 1 ? 0 : Math.min(retryMaxMs, retryBaseMs * 2 ** (n - 2)) * (0.8 + Math.random() * 0.4);
+    // A resumable task waits for the generation's assignment, which resumes it; failing that, the long way.
+    const delay = task.resumable ? Math.max(backOff, resumeWaitMs) : backOff;
     const incarnation = task.incarnation;
     const timer = setTimeout(() => {
       void (async () => {
