@@ -22,6 +22,7 @@ import { instancePorts, kafkaPorts, settleOnBroker } from './tasks/kafka-ports';
 import { TaskLifecycle } from './tasks/lifecycle';
 import { refreshStoreMetrics } from './tasks/store-metrics';
 import { CommitLatencyWindow } from './status/commit-latency-window';
+import { EventCommitLatency } from './status/event-commit-latency';
 import { InputLagProbe } from './status/input-lag';
 import { processorStatus } from './status/processor-status';
 import { RestoreProgress } from './status/restore-progress';
@@ -67,6 +68,7 @@ export class Processor {
   private stopStoreMetrics?: () => void;
   /** What GET /status reports beyond the metrics: recent commit latencies, restores, input lag. */
   private readonly commitLatency = new CommitLatencyWindow();
+  private readonly eventCommitLatency: EventCommitLatency;
   private readonly restores = new RestoreProgress();
   private inputLag?: InputLagProbe;
   private instanceId: string | null;
@@ -76,6 +78,7 @@ export class Processor {
     this.groupId = config.appId;
     this.inputTopics = [config.eventsTopic, config.commandsTopic];
     this.instanceId = config.instanceId ?? null;
+    this.eventCommitLatency = new EventCommitLatency(config.eventsTopic);
     this.kafkaOptions = {
       clientId: `${config.appId}-processor`,
       brokers: config.brokers,
@@ -103,6 +106,7 @@ export class Processor {
       tasks: this.tasks,
       restores: this.restores,
       commitLatency: this.commitLatency,
+      eventCommitLatency: this.eventCommitLatency,
       metrics: this.deps.metrics,
       inputLag: async () => (this.inputLag ? this.inputLag.read() : null),
     });
@@ -216,7 +220,10 @@ export class Processor {
         maxUncommittedRecords: config.maxUncommittedRecords,
         entityMaxBytes: config.entityMaxBytes,
         poisonMaxAttempts: config.poisonMaxAttempts,
-        ...(extension?.onCommit ? { onCommit: (report) => extension.onCommit!(report) } : {}),
+        onCommit: (report) => {
+          this.eventCommitLatency.observe(report);
+          extension?.onCommit?.(report);
+        },
         ...(committer && { commits: committer }),
       },
     });
