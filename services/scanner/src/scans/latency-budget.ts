@@ -34,13 +34,13 @@ export function parseLatencyBudget(text: string): { budget: LatencyBudget } | { 
   if (r) {
     const n = Number(r[1]);
     if (n >= ratio.minimum && n <= ratio.maximum) return { budget: { ratio: n } };
-    return { problem: `a ratio must be ${ratio.minimum}x to ${ratio.maximum}x, got "${t}"` };
+    return { problem: `must be a ratio from ${ratio.minimum}x to ${ratio.maximum}x, got "${t}"` };
   }
   const m = MS.exec(t);
   if (m) {
     const n = Number(m[1]);
     if (n >= p99Ms.minimum && n <= p99Ms.maximum) return { budget: { p99Ms: n } };
-    return { problem: `milliseconds must be ${p99Ms.minimum}ms to ${p99Ms.maximum}ms, got "${t}"` };
+    return { problem: `must be milliseconds from ${p99Ms.minimum}ms to ${p99Ms.maximum}ms, got "${t}"` };
   }
   return {
     problem:
