@@ -321,6 +321,27 @@ describe('scan engine (real SQLite, fake Kafka)', () => {
       expect(e.pace(scan.id)).toBeNull(); // no longer walking
     });
 
+    it('a cut takes effect mid-batch: the next request is sized to the new rate, not the one the batch began at', async () => {
+      let reading: { at: number; p99Ms: number | null } | undefined; // no reading yet: the walk holds 500/s
+      const signal = { latest: () => reading, baseline: () => 100 };
+      const { engine: e, store } = engine({
+        commandsPerBatch: 2_000, // one batch holds every match
+        pacing: { signal, defaultBudget: { p99Ms: 300 }, tuning: { startRate: 500, windowMs: 60_000 } },
+      });
+      const requests: number[] = [];
+      processor.onSend = (batch) => {
+        requests.push(batch.length);
+        if (requests.length === 1) reading = { at: 2, p99Ms: 900 }; // the first request hurts events
+      };
+      e.start();
+      const scan = e.create({ ...DORMANCY_SWEEP, asOf: NOW });
+      await waitUntil(() => requests.length >= 3, { timeoutMs: 10_000, intervalMs: 5 });
+      expect(store.get(scan.id)!.inflight).toMatchObject({ commands: matching.size }); // still the first batch
+      expect(requests.slice(0, 3)).toEqual([50, 25, 25]); // 100 ms at 500/s, then 100 ms at 250/s
+      expect(e.pace(scan.id)).toMatchObject({ rate: 250, limiter: 'budget', eventP99Ms: 900 });
+      expect((await e.cancel(scan.id)).status).toBe('cancelled');
+    });
+
     it('backs off when the events’ p99 goes over the budget, shown in the scan’s pace', async () => {
       let p99: number | null = 100;
       // A reading every 500 ms, as the scanner samples the processors (once a second in service).

@@ -263,7 +263,7 @@ export class ScanWalk {
   }
 
   /**
-   * Sends a batch in requests bounded by COMMANDS_PER_REQUEST and MAX_REQUEST_BYTES (under a rate,
+   * Sends a batch in requests bounded by COMMANDS_PER_REQUEST and MAX_REQUEST_BYTES (paced,
    * about a tenth of a second each), counting each command as emitted just before its first send.
    * On cancel `onAbandon` keeps what was counted; on a refusal it withdraws this request's and
    * later counts; on stop the batch stays in flight. See DECISIONS.md, "Counted before sent".
@@ -273,19 +273,13 @@ export class ScanWalk {
     inflight: InflightChunk,
     onAbandon: (kept: number, withdrawn: number) => void,
   ): Promise<void> {
-    // About a tenth of a second of the paced rate per request, as much as the bucket holds.
-    const rate = this.pacer ? this.paceNow() : Infinity;
-    const maxCount = Math.min(COMMANDS_PER_REQUEST, Math.max(1, Math.ceil(rate / 10)));
     const countedBefore = inflight.sent;
-    const requests = boundedSlices(commands, (c) => this.recordBytes(c.key), { maxBytes: MAX_REQUEST_BYTES, maxCount });
     let sent = 0;
     try {
-      for (const part of requests) {
+      while (sent < commands.length) {
         this.throwIfAborted();
-        if (this.bucket) {
-          this.paceNow();
-          await sleep(this.bucket.take(part.length), this.signals.any);
-        }
+        const part = this.nextRequest(commands, sent);
+        if (this.bucket) await sleep(this.bucket.take(part.length), this.signals.any);
         this.throwIfAborted();
         const uncounted = sent + part.length - inflight.sent;
         if (uncounted > 0) {
@@ -310,6 +304,17 @@ export class ScanWalk {
       if (err instanceof AbortedError && this.signals.cancel.aborted) onAbandon(inflight.sent, 0);
       throw err;
     }
+  }
+
+  /**
+   * The next request from `commands[from]` on: about a tenth of a second of the rate paced now (as
+   * much as the bucket holds), sized afresh each time so a cut mid-batch takes effect at once.
+   */
+  private nextRequest(commands: UpdateCommand[], from: number): UpdateCommand[] {
+    const rate = this.pacer ? this.paceNow() : Infinity;
+    const maxCount = Math.min(COMMANDS_PER_REQUEST, Math.max(1, Math.ceil(rate / 10)));
+    const next = commands.slice(from, from + maxCount);
+    return boundedSlices(next, (c) => this.recordBytes(c.key), { maxBytes: MAX_REQUEST_BYTES, maxCount }).next().value!;
   }
 
   private async sendWithRetry(commands: UpdateCommand[]): Promise<void> {
