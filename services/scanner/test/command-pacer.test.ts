@@ -125,6 +125,16 @@ describe('CommandPacer', () => {
     expect(p.state()).toMatchObject({ rate: 1_000, limiter: 'cap', budgetP99Ms: null });
   });
 
+  it('acts only on readings taken after the walk started', () => {
+    const plant = new Plant();
+    plant.read(5_000); // before the walk: what the processor felt without its commands
+    const p = pacer(plant);
+    expect(p.update()).toBe(50);
+    expect(p.state()).toMatchObject({ limiter: 'ramp', eventP99Ms: null });
+    plant.read(100);
+    expect(p.update()).toBe(100);
+  });
+
   it('a ratio budget is a multiple of the baseline; without one the first reading stands in', () => {
     const plant = new Plant();
     const withBaseline = pacer(plant, { budget: { ratio: 1.3 }, baselineP99Ms: 100, startRate: 1_000 });

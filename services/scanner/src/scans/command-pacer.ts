@@ -89,6 +89,8 @@ export class CommandPacer {
     this.step = this.floor;
     this.baseline = options.baselineP99Ms;
     this.lastStepAt = options.now();
+    // A reading taken before the walk says nothing about what its commands do.
+    this.lastReadingAt = options.signal.latest()?.at ?? -Infinity;
     if (this.current >= this.cap) this.limiter = 'cap';
   }
 

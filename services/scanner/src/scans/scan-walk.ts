@@ -110,7 +110,7 @@ export class ScanWalk {
         signal,
         now: pacing?.now ?? (() => performance.now()),
       });
-      this.bucket = new TokenBucket(this.pacer.update());
+      this.bucket = new TokenBucket(this.pacer.state().rate);
     }
     this.log = deps.logger.child({ scanId: scan.id });
     this.cursor = scan.cursor;
