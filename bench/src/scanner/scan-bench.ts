@@ -170,6 +170,12 @@ async function main(): Promise<void> {
       maxCommandLag: Number.MAX_SAFE_INTEGER,
       replicaCatchUpTimeoutMs: 1_000,
       knownDomainActions: ['mark_dormant'],
+      // The scanner's own walk and emit throughput: no processor to protect, so no ramp and no budget.
+      pacing: {
+        signal: { latest: () => undefined, baseline: () => null },
+        defaultBudget: { off: true },
+        tuning: { startRate: 1_000_000 },
+      },
     });
     // The HTTP API runs alongside and is polled during each scan, to show it stays responsive.
     const service = new EngineScanService(engine, store, { lag: () => [] });

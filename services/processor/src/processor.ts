@@ -27,6 +27,7 @@ import { instancePorts, kafkaPorts, legacyFence, settleOnBroker, stableEntryPort
 import { TaskLifecycle } from './tasks/lifecycle';
 import { refreshStoreMetrics } from './tasks/store-metrics';
 import { CommitLatencyWindow } from './status/commit-latency-window';
+import { EventCommitLatency } from './status/event-commit-latency';
 import { InputLagProbe } from './status/input-lag';
 import { processorStatus } from './status/processor-status';
 import { RestoreProgress } from './status/restore-progress';
@@ -72,6 +73,7 @@ export class Processor {
   private stopStoreMetrics?: () => void;
   /** What GET /status reports beyond the metrics: recent commit latencies, restores, input lag. */
   private readonly commitLatency = new CommitLatencyWindow();
+  private readonly eventCommitLatency: EventCommitLatency;
   private readonly restores = new RestoreProgress();
   private inputLag?: InputLagProbe;
   private instanceId: string | null;
@@ -81,6 +83,7 @@ export class Processor {
     this.groupId = config.appId;
     this.inputTopics = [config.eventsTopic, config.commandsTopic];
     this.instanceId = config.instanceId ?? null;
+    this.eventCommitLatency = new EventCommitLatency(config.eventsTopic);
     this.kafkaOptions = {
       clientId: `${config.appId}-processor`,
       brokers: config.brokers,
@@ -108,6 +111,7 @@ export class Processor {
       tasks: this.tasks,
       restores: this.restores,
       commitLatency: this.commitLatency,
+      eventCommitLatency: this.eventCommitLatency,
       metrics: this.deps.metrics,
       inputLag: async () => (this.inputLag ? this.inputLag.read() : null),
     });
@@ -233,7 +237,10 @@ export class Processor {
         maxUncommittedRecords: config.maxUncommittedRecords,
         entityMaxBytes: config.entityMaxBytes,
         poisonMaxAttempts: config.poisonMaxAttempts,
-        ...(extension?.onCommit ? { onCommit: (report) => extension.onCommit!(report) } : {}),
+        onCommit: (report) => {
+          this.eventCommitLatency.observe(report);
+          extension?.onCommit?.(report);
+        },
         ...(committer && { commits: committer }),
       },
     });

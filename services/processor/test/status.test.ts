@@ -2,6 +2,7 @@ import pino from 'pino';
 import { buildApp } from '../src/http/app';
 import { createProcessorMetrics } from '../src/metrics';
 import { CommitLatencyWindow } from '../src/status/commit-latency-window';
+import { EventCommitLatency } from '../src/status/event-commit-latency';
 import { InputLagProbe } from '../src/status/input-lag';
 import { processorStatus, type StatusSources } from '../src/status/processor-status';
 import { RestoreProgress } from '../src/status/restore-progress';
@@ -42,6 +43,32 @@ describe('the event commit latency window', () => {
     expect(p.count).toBe(3);
     expect(p.p50Ms).toBe(0.1);
     expect(Number.isFinite(p.p99Ms)).toBe(true);
+  });
+});
+
+describe('the event commit latency (events only, 3 s)', () => {
+  const at = 100_000;
+
+  it('counts the events of each committed unit and never its commands, whose wait on the topic is the sweep’s own', () => {
+    const w = new EventCommitLatency('events');
+    const inputs = new Map([
+      ['events', [at - 20, at - 30, at - 40]],
+      ['commands', [at - 5_000, at - 6_000]],
+    ]);
+    w.observe({ committedAt: at, inputs });
+    const p = w.percentiles(at);
+    expect(p).toMatchObject({ windowSeconds: 3, count: 3 });
+    expect(p.p99Ms).toBeGreaterThanOrEqual(40);
+    expect(p.p99Ms).toBeLessThanOrEqual(40 * 1.04);
+  });
+
+  it('is null with only commands committed, and forgets a slow second three seconds on', () => {
+    const w = new EventCommitLatency('events');
+    w.observe({ committedAt: at, inputs: new Map([['commands', [at - 900]]]) });
+    expect(w.percentiles(at)).toEqual({ windowSeconds: 3, count: 0, p50Ms: null, p99Ms: null });
+    w.observe({ committedAt: at, inputs: new Map([['events', [at - 2_000]]]) });
+    expect(w.percentiles(at + 2_000).p99Ms).toBeGreaterThanOrEqual(2_000);
+    expect(w.percentiles(at + 3_000).count).toBe(0);
   });
 });
 
@@ -129,6 +156,11 @@ function sources(overrides: Partial<StatusSources> = {}): StatusSources {
   restores.applied(1, 300, 300n);
   const commitLatency = new CommitLatencyWindow();
   commitLatency.record(Date.UTC(2026, 11, 1), [12, 14, 90]);
+  const eventCommitLatency = new EventCommitLatency('events');
+  eventCommitLatency.observe({
+    committedAt: Date.UTC(2026, 11, 1),
+    inputs: new Map([['events', [Date.UTC(2026, 11, 1) - 12]]]),
+  });
   const states: Record<number, string> = { 0: 'RUNNING', 1: 'RESTORING' };
   return {
     instanceId: 'a1',
@@ -136,6 +168,7 @@ function sources(overrides: Partial<StatusSources> = {}): StatusSources {
     tasks: { owned: [0, 1], stateOf: (t: number) => states[t] as never },
     restores,
     commitLatency,
+    eventCommitLatency,
     metrics,
     inputLag: async () => [
       { topic: 'events', partition: 0, lag: 3 },
@@ -163,6 +196,7 @@ describe('the processor status', () => {
         last: [],
       },
       commitLatency: { windowSeconds: 10, count: 3, p50Ms: expect.any(Number), p99Ms: expect.any(Number) },
+      eventCommitLatency: { windowSeconds: 3, count: 1, p50Ms: expect.any(Number), p99Ms: expect.any(Number) },
       commands: { applied: 40, condition_false: 2 },
       events: { changed: 500 },
       deadLetters: { total: 4, byCode: { NOT_JSON: 3, EVENT_INVALID: 1 } },

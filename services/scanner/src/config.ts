@@ -12,6 +12,7 @@ import {
   SHARED_CONFIG_FROM_ENV,
   MIN_TOKEN_LENGTH,
 } from '@state-relay/service-kit';
+import { parseLatencyBudget, type LatencyBudget } from './scans/latency-budget';
 
 /** Everything the scanner reads from its environment, validated once at start. */
 export interface ScannerConfig {
@@ -53,6 +54,8 @@ export interface ScannerConfig {
   scanRows: { maxAgeMs: number; maxScans: number; pruneIntervalMs: number };
   /** The processor instances the status page shows (GET <url>/status, read once a second), and their token. */
   processors: { urls: string[]; token: string };
+  /** The event p99 a scan without options.latencyBudget may reach (SCAN_LATENCY_BUDGET). */
+  latencyBudget: LatencyBudget;
 }
 
 /** The scanner's environment: README.md's configuration table is checked against it. */
@@ -73,6 +76,10 @@ export const SCANNER_ENV = Type.Object({
   }),
   API_TOKEN_FILE: Type.Optional(EnvVar.fileOf('API_TOKEN')),
   MAX_COMMAND_LAG: EnvVar.integer({ default: 10_000, minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+  SCAN_LATENCY_BUDGET: EnvVar.text({
+    default: '1.2x',
+    description: 'the event commit p99 a scan may reach: a ratio of the baseline (1.2x), milliseconds (300ms) or off',
+  }),
   CHUNK_SIZE: EnvVar.integer({ default: 2_000, minimum: 1, maximum: 100_000 }),
   MAX_BODY_BYTES: EnvVar.integer({ default: 65_536, minimum: 1_024, maximum: 16 * 1024 * 1024 }),
   SCANNER_ID: EnvVar.kafkaName('scanner', "names this scanner's consumer groups"),
@@ -114,7 +121,10 @@ const CONFIG_FROM_ENV = {
     pruneIntervalMs: 'SCAN_ROWS_PRUNE_INTERVAL_MS',
   },
 } as const satisfies Record<
-  Exclude<keyof ScannerConfig, 'changelogTopic' | 'replicaPath' | 'scansPath' | 'kafkaConnection' | 'processors'>,
+  Exclude<
+    keyof ScannerConfig,
+    'changelogTopic' | 'replicaPath' | 'scansPath' | 'kafkaConnection' | 'processors' | 'latencyBudget'
+  >,
   unknown
 >;
 
@@ -132,6 +142,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): ScannerConfig {
     replicaPath: join(v.STATE_DIR, 'replica.sqlite'),
     scansPath: join(v.STATE_DIR, 'scans.sqlite'),
     processors: { urls: processorUrls(v.PROCESSOR_URLS), token: v.PROCESSOR_API_TOKEN ?? v.API_TOKEN },
+    latencyBudget: latencyBudgetOf(v.SCAN_LATENCY_BUDGET),
   };
 }
 
@@ -142,8 +153,19 @@ const processorUrls = (value: string | undefined) =>
     .map((u) => u.trim())
     .filter(Boolean);
 
+/** Checked in checkScanner: a bad value never gets this far. */
+function latencyBudgetOf(text: string): LatencyBudget {
+  const parsed = parseLatencyBudget(text);
+  if ('problem' in parsed) throw new Error(`SCAN_LATENCY_BUDGET ${parsed.problem}`);
+  return parsed.budget;
+}
+
 function checkScanner(v: Partial<ScannerEnv>, problems: string[]): void {
   checkChangelogName(v, problems);
+  if (v.SCAN_LATENCY_BUDGET !== undefined) {
+    const parsed = parseLatencyBudget(v.SCAN_LATENCY_BUDGET);
+    if ('problem' in parsed) problems.push(`SCAN_LATENCY_BUDGET ${parsed.problem}`);
+  }
   if (v.COMMANDS_TOPIC === v.RESULTS_TOPIC) problems.push('COMMANDS_TOPIC and RESULTS_TOPIC must differ');
   const urls = processorUrls(v.PROCESSOR_URLS);
   if (urls.length > MAX_PROCESSORS) problems.push(`PROCESSOR_URLS may name at most ${MAX_PROCESSORS} processors`);

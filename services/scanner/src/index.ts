@@ -21,3 +21,5 @@ export { Scanner } from './scanner';
 export type { ScanService, ReplicaHealth } from './scans/scan-service';
 export type { ScanView } from './scans/scan-view';
 export type { ScanRecord, ScanSpec, ScanOptions, ScanStatus, ScanPhase } from './scans/scan';
+export type { LatencyBudget } from './scans/latency-budget';
+export type { PaceLimiter, PaceState } from './scans/command-pacer';

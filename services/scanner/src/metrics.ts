@@ -1,5 +1,6 @@
 import { COMMAND_OUTCOMES } from '@state-relay/contracts';
 import { createServiceRegistry, httpRequestDuration, metricFactory } from '@state-relay/service-kit';
+import { PACE_LIMITERS, type PaceState } from './scans/command-pacer';
 import { SCAN_STATUSES, type ScanStatus } from './scans/scan';
 
 export interface PartitionLag {
@@ -12,6 +13,8 @@ export interface MetricSources {
   scansByStatus(): Map<ScanStatus, number>;
   replicaLag(): PartitionLag[];
   walBytes(): number;
+  /** The pace of the walk emitting now; null when none is. */
+  pace?(): PaceState | null;
 }
 
 /**
@@ -59,6 +62,23 @@ export function createScannerMetrics() {
       ['outcome'],
       // Every outcome from the start, at 0: a dashboard shows them all, increase() sees the first.
       COMMAND_OUTCOMES.map((outcome) => ({ outcome })),
+    ),
+    commandRate: metrics.gauge(
+      'scanner_command_rate',
+      'Commands per second the pacer allows the walk emitting now (0 when none is)',
+      undefined,
+      function () {
+        this.set(sources?.pace?.()?.rate ?? 0);
+      },
+    ),
+    commandRateLimiter: metrics.gauge(
+      'scanner_command_rate_limiter',
+      'What limits the walk’s command rate now: 1 for that limiter, 0 for the others (all 0 when no walk emits)',
+      ['limiter'],
+      function () {
+        const limiter = sources?.pace?.()?.limiter;
+        for (const l of PACE_LIMITERS) this.set({ limiter: l }, l === limiter ? 1 : 0);
+      },
     ),
     backoffSeconds: metrics.counter(
       'scanner_backoff_seconds_total',

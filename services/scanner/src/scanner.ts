@@ -23,6 +23,8 @@ import { SCHEDULE_TABLES, ScheduleStore } from './schedules/schedule-store';
 import { Scheduler } from './schedules/scheduler';
 import { IDEMPOTENCY_TABLES, IdempotencyKeys } from './http/idempotency';
 import { waitForTopics } from './replica/topics';
+import { EventLatencySignal } from './processors/event-latency';
+import { ProcessorSampler } from './processors/processor-sampler';
 
 /**
  * scans.sqlite: one file and one connection for the scanner's stores, so a schedule's run and its scan
@@ -84,6 +86,12 @@ export class Scanner {
   readonly idempotency: IdempotencyKeys;
   /** Started by the process once the engine runs (server.ts), stopped first on stop(). */
   readonly scheduler: Scheduler;
+  /**
+   * Each processor's GET /status (PROCESSOR_URLS), read once a second from start(): the status page
+   * shows it and the walk is paced by its event latency.
+   */
+  readonly processors: ProcessorSampler;
+  private processorPoll?: NodeJS.Timeout;
   private readonly admin: ReplaceableAdmin;
   private readonly follower: ReplicaFollower;
   private readonly results: ResultsFollower;
@@ -130,6 +138,7 @@ export class Scanner {
       onReplaced: (reason) => metrics.producerReplacements.inc({ reason }),
     });
     this.commandLag = new CommandLagProbe({ admin: this.admin, groupId: config.appId, topic: config.commandsTopic });
+    this.processors = new ProcessorSampler({ urls: config.processors.urls, token: config.processors.token });
     this.engine = new ScanEngine({
       store: this.store,
       replica: this.replica,
@@ -143,6 +152,7 @@ export class Scanner {
       replicaCatchUpTimeoutMs: config.replicaCatchUpTimeoutMs,
       knownDomainActions: deps.knownDomainActions ?? Object.keys(accountsDomain.domainActions),
       maxActiveScans: config.maxActiveScans,
+      pacing: { signal: new EventLatencySignal(this.processors), defaultBudget: config.latencyBudget },
     });
     this.results = new ResultsFollower({
       kafka: this.kafka,
@@ -177,6 +187,7 @@ export class Scanner {
       intervalMs: config.scanRows.pruneIntervalMs,
     });
     metrics.bind({
+      pace: () => this.engine.currentPace(),
       scansByStatus: () => this.store.countByStatus(),
       replicaLag: () => follower.lag(),
       walBytes: () => (this.stopped ? 0 : this.replica.walSizeBytes()),
@@ -188,6 +199,7 @@ export class Scanner {
     const { config, logger } = this.deps;
     this.started = true;
     this.retention.start(); // scans.sqlite only: it needs no broker
+    this.startProcessorPoll();
     await checkKafkaConnection(this.kafkaOptions); // refused credentials or certificate: stop now
     await this.admin.connect();
     await waitForTopics(
@@ -205,11 +217,27 @@ export class Scanner {
     );
   }
 
+  /** Reads the processors once a second from now on, so a scan's baseline has readings before it starts. */
+  private startProcessorPoll(): void {
+    const { config, logger } = this.deps;
+    if (config.processors.urls.length === 0) {
+      if (config.latencyBudget.off !== true)
+        logger.warn(
+          'PROCESSOR_URLS is unset: scans have no event latency to pace by, so their latency budget does not ' +
+            'apply (each walk still ramps up to its rate, and pauses on command lag)',
+        );
+      return;
+    }
+    this.processorPoll = setInterval(() => void this.processors.tick(), 1_000); // tick never throws
+    this.processorPoll.unref();
+  }
+
   /** Stops the running scan at a chunk boundary (it resumes on restart), then Kafka, then SQLite. */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
     this.stopping.abort();
+    clearInterval(this.processorPoll);
     this.scheduler.stop();
     await this.engine.stop();
     await Promise.all([this.follower.stop(), this.results.stop(), this.sender.disconnect(), this.retention.stop()]);

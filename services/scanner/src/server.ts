@@ -29,6 +29,7 @@ void runService({
       idempotency: scanner.idempotency,
       commandLag: scanner.commandLag,
       processors: config.processors,
+      processorSampler: scanner.processors,
     });
     await app.listen({ host: config.httpHost, port: config.httpPort });
     return {

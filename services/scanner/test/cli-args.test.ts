@@ -40,6 +40,20 @@ describe('CLI arguments: the first form (flags alone = scans create)', () => {
     });
   });
 
+  it('takes a latency budget as a ratio, milliseconds or off, and refuses other forms as a usage error', () => {
+    const budget = (value: string) =>
+      (request(['--preset', 'dormant', '--latency-budget', value]) as { body: { options: unknown } }).body.options;
+    expect(budget('1.3x')).toEqual({ latencyBudget: { ratio: 1.3 } });
+    expect(budget('250ms')).toEqual({ latencyBudget: { p99Ms: 250 } });
+    expect(budget('off')).toEqual({ latencyBudget: { off: true } });
+    expect(() => parseCli(['--preset', 'dormant', '--latency-budget', '300'], env)).toThrow(
+      /--latency-budget must be a ratio of the event p99 before the scan \(e\.g\. 1\.2x\), a p99 in milliseconds \(e\.g\. 300ms\) or off, got "300"/,
+    );
+    expect(() => parseCli(['--preset', 'dormant', '--latency-budget', '0.5x'], env)).toThrow(
+      '--latency-budget must be a ratio from 1.05x to 100x, got "0.5x"',
+    );
+  });
+
   it('is the same request as `scans create`, flags before or after the words', () => {
     const legacy = parseCli(['--url', 'http://s:1', '--preset', 'dormant', '--no-follow'], env);
     expect(parseCli(['scans', 'create', '--url', 'http://s:1', '--preset', 'dormant', '--no-follow'], env)).toEqual(

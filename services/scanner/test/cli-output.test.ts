@@ -26,6 +26,7 @@ const view: ScanView = {
     results: { ...results, applied: 120, condition_false: 10 },
   },
   progress: { replicaRows: 1000, fraction: 0.5, etaSeconds: 75, eta: null },
+  pace: null,
   backoffSeconds: 0,
   replicaLag: { total: 0, partitions: [] },
   createdAt: '2026-11-01T00:00:01.000Z',
@@ -62,6 +63,21 @@ describe('CLI output: progress while following', () => {
     expect(progressLine(view, 10)).toBe(
       '[#####-----]  50% running:walking scanned 500/1000 matched 150 emitted 150 awaiting 20 eta 1m15s',
     );
+  });
+
+  it('shows the paced rate and what limits it while the scan emits, and the budget in `scans get`', () => {
+    const pace = { rate: 812.4, limiter: 'budget' as const, budgetP99Ms: 138, baselineP99Ms: 115, eventP99Ms: 131 };
+    expect(progressLine({ ...view, pace }, 10)).toBe(
+      '[#####-----]  50% running:walking scanned 500/1000 matched 150 emitted 150 awaiting 20 rate 812/s (budget) eta 1m15s',
+    );
+    expect(scanText({ ...view, pace })).toContain(
+      '  pace      rate 812/s (budget), event p99 131 ms, budget 138 ms, baseline 115 ms',
+    );
+    const ramp = { rate: 12.5, limiter: 'ramp' as const, budgetP99Ms: null, baselineP99Ms: null, eventP99Ms: null };
+    expect(scanText({ ...view, pace: ramp })).toContain(
+      '  pace      rate 12.5/s (ramp), event p99 -, no budget, baseline -',
+    );
+    expect(scanText(view)).not.toContain('pace');
   });
 
   it('ends with every outcome count', () => {

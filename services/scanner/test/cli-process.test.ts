@@ -30,6 +30,7 @@ function scanAt(poll: number): ScanView {
     asOf: '2026-11-01T00:00:00.000Z',
     counts: { scanned: emitted * 3, matched: emitted, emitted, pending: 0, results: { ...results, applied: emitted } },
     progress: { replicaRows: 300, fraction: done ? 1 : poll / POLLS_UNTIL_DONE, etaSeconds: null, eta: null },
+    pace: null,
     backoffSeconds: 0,
     replicaLag: { total: 0, partitions: [] },
     createdAt: '2026-11-01T00:00:00.000Z',

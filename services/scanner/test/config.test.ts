@@ -22,6 +22,23 @@ describe('scanner config', () => {
     expect(configTableDrift(SCANNER_ENV, readme)).toEqual([]);
   });
 
+  it('takes SCAN_LATENCY_BUDGET as a ratio (default 1.2x), milliseconds or off, and names it when it is neither', () => {
+    const base = { KAFKA_BROKERS: 'kafka:9092', API_TOKEN: TOKEN };
+    expect(loadConfig(base).latencyBudget).toEqual({ ratio: 1.2 });
+    expect(loadConfig({ ...base, SCAN_LATENCY_BUDGET: '1.5x' }).latencyBudget).toEqual({ ratio: 1.5 });
+    expect(loadConfig({ ...base, SCAN_LATENCY_BUDGET: '300ms' }).latencyBudget).toEqual({ p99Ms: 300 });
+    expect(loadConfig({ ...base, SCAN_LATENCY_BUDGET: 'off' }).latencyBudget).toEqual({ off: true });
+    expect(problemsOf({ ...base, SCAN_LATENCY_BUDGET: '300' })).toEqual([
+      'SCAN_LATENCY_BUDGET must be a ratio of the event p99 before the scan (e.g. 1.2x), a p99 in milliseconds (e.g. 300ms) or off, got "300"',
+    ]);
+    expect(problemsOf({ ...base, SCAN_LATENCY_BUDGET: '1x' })).toEqual([
+      'SCAN_LATENCY_BUDGET must be a ratio from 1.05x to 100x, got "1x"',
+    ]);
+    expect(problemsOf({ ...base, SCAN_LATENCY_BUDGET: '0ms' })).toEqual([
+      'SCAN_LATENCY_BUDGET must be milliseconds from 1ms to 600000ms, got "0ms"',
+    ]);
+  });
+
   it('takes API_TOKEN from the file API_TOKEN_FILE names (a mounted secret), never both', () => {
     const dir = mkdtempSync(join(tmpdir(), 'scanner-config-'));
     try {

@@ -133,6 +133,48 @@ describe('scanner HTTP input: number ranges', () => {
       ago(`P${RULE_LIMITS.maxDurationDays + 1}D`),
       '/body/condition/value/$ago',
     ],
+    [
+      'a latency budget ratio below 1.05 (noise would read as a breach)',
+      '/scans',
+      { ...DORMANCY_SWEEP, options: { latencyBudget: { ratio: 1 } } },
+      '/body/options/latencyBudget/ratio',
+    ],
+    [
+      'a latency budget p99Ms above ten minutes',
+      '/scans',
+      { ...DORMANCY_SWEEP, options: { latencyBudget: { p99Ms: 600_001 } } },
+      '/body/options/latencyBudget/p99Ms',
+    ],
+    [
+      'a latency budget in unknown units',
+      '/scans',
+      { ...DORMANCY_SWEEP, options: { latencyBudget: { p99: 300 } } },
+      '/body/options/latencyBudget/p99',
+    ],
+    [
+      'a latency budget that is both a ratio and milliseconds',
+      '/scans',
+      { ...DORMANCY_SWEEP, options: { latencyBudget: { ratio: 1.3, p99Ms: 300 } } },
+      '/body/options/latencyBudget',
+    ],
+    [
+      'an empty latency budget',
+      '/scans',
+      { ...DORMANCY_SWEEP, options: { latencyBudget: {} } },
+      '/body/options/latencyBudget',
+    ],
+    [
+      'a latency budget off: false (off is only ever true)',
+      '/scans',
+      { ...DORMANCY_SWEEP, options: { latencyBudget: { off: false } } },
+      '/body/options/latencyBudget/off',
+    ],
+    [
+      'a template latency budget with two values',
+      '/schedules',
+      schedule({ latencyBudget: { ratio: 2, off: true } }),
+      '/body/template/options/latencyBudget',
+    ],
     ['a template rate so small it waits days', '/schedules', schedule({ rate: 1e-7 }), '/body/template/options/rate'],
     [
       'a template maxCommands above the maximum',
@@ -158,6 +200,16 @@ describe('scanner HTTP input: number ranges', () => {
     );
   });
 
+  it('says what a latency budget must be', async () => {
+    const two = await call('POST', '/scans', {
+      ...DORMANCY_SWEEP,
+      options: { latencyBudget: { ratio: 1.3, p99Ms: 300 } },
+    });
+    expect(two.json.message).toBe('/body/options/latencyBudget: give exactly one of p99Ms, ratio or off (got 2)');
+    const low = await call('POST', '/scans', { ...DORMANCY_SWEEP, options: { latencyBudget: { ratio: 0.9 } } });
+    expect(low.json.message).toBe('/body/options/latencyBudget/ratio: must be >= 1.05');
+  });
+
   it.each([
     ['limit=101', '/querystring/limit'],
     ['limit=0', '/querystring/limit'],
@@ -173,6 +225,9 @@ describe('scanner HTTP input: number ranges', () => {
       { ...DORMANCY_SWEEP, asOf: NUMBER_RANGES.asOf.maximum, options: { rate: rateMin, maxCommands: 1e9 } },
       { ...DORMANCY_SWEEP, asOf: LAST_INSTANT, options: { rate: rateMax, batchSize: 100_000 } },
       { ...DORMANCY_SWEEP, asOf: 0, options: { rate: 0 } },
+      { ...DORMANCY_SWEEP, options: { latencyBudget: { ratio: NUMBER_RANGES.latencyBudgetRatio.minimum } } },
+      { ...DORMANCY_SWEEP, options: { latencyBudget: { p99Ms: NUMBER_RANGES.latencyBudgetP99Ms.maximum } } },
+      { ...DORMANCY_SWEEP, options: { latencyBudget: { off: true } } },
       { ...ago(`P${RULE_LIMITS.maxDurationDays}D`), asOf: 0 },
     ];
     const ids: string[] = [];
@@ -188,6 +243,9 @@ describe('scanner HTTP input: number ranges', () => {
       LAST_INSTANT,
       LAST_INSTANT,
       '1970-01-01T00:00:00.000Z',
+      new Date(NOW).toISOString(),
+      new Date(NOW).toISOString(),
+      new Date(NOW).toISOString(),
       '1970-01-01T00:00:00.000Z',
     ]);
     for (const id of ids) expect((await call('GET', `/scans/${id}`)).status).toBe(200);
@@ -210,6 +268,8 @@ describe('scanner HTTP input: number ranges', () => {
       asOf: '`asOf` (epoch ms)',
       rate: '`options.rate`',
       batchSize: '`options.batchSize`',
+      latencyBudgetP99Ms: '`options.latencyBudget.p99Ms`',
+      latencyBudgetRatio: '`options.latencyBudget.ratio`',
       maxCommands: '`options.maxCommands`',
       limit: '`GET /scans?limit`',
       offset: '`GET /scans?offset`',

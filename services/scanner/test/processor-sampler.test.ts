@@ -3,6 +3,7 @@ import { createProcessorMetrics } from '../../processor/src/metrics';
 import { CommitLatencyWindow } from '../../processor/src/status/commit-latency-window';
 import { processorStatus } from '../../processor/src/status/processor-status';
 import { RestoreProgress } from '../../processor/src/status/restore-progress';
+import { EventLatencySignal } from '../src/processors/event-latency';
 import { ProcessorSampler } from '../src/processors/processor-sampler';
 import { ProcessorSeries } from '../src/processors/processor-series';
 import { ProcessorStatusSchema, type ProcessorStatus } from '../src/processors/processor-status';
@@ -227,5 +228,88 @@ describe('the processor status contract', () => {
     });
     const check = TypeCompiler.Compile(ProcessorStatusSchema);
     expect([...check.Errors(JSON.parse(JSON.stringify(answered)))]).toEqual([]);
+  });
+});
+
+describe('the event latency signal a walk is paced by', () => {
+  const eventLatency = (p99Ms: number | null) => ({
+    windowSeconds: 3,
+    count: p99Ms === null ? 0 : 50,
+    p50Ms: p99Ms,
+    p99Ms,
+  });
+
+  it('is the worst processor’s event p99 as of the last tick, leaving out the unreachable and the older ones', async () => {
+    let now = 10_000;
+    const p99: Record<string, number | null | 'refused' | undefined> = {
+      p1: 120,
+      p2: 340,
+      p3: 'refused',
+      p4: undefined,
+    };
+    const answer = (name: string) => () => {
+      const v = p99[name];
+      if (v === 'refused') return 'refused';
+      // p4 is a processor from before eventCommitLatency: it answers without it.
+      return status({
+        at: new Date(now).toISOString(),
+        ...(v === undefined ? {} : { eventCommitLatency: eventLatency(v) }),
+      });
+    };
+    const sampler = new ProcessorSampler({
+      urls: ['http://p1:8080', 'http://p2:8080', 'http://p3:8080', 'http://p4:8080'],
+      token: 'processor-token-0123456789',
+      now: () => now,
+      fetch: fakeFetch({
+        'http://p1:8080/status': answer('p1'),
+        'http://p2:8080/status': answer('p2'),
+        'http://p3:8080/status': answer('p3'),
+        'http://p4:8080/status': answer('p4'),
+      }),
+    });
+    const signal = new EventLatencySignal(sampler, { now: () => now });
+    expect(signal.latest()).toBeUndefined(); // before the first tick
+    await sampler.tick();
+    expect(signal.latest()).toEqual({ at: 10_000, p99Ms: 340 });
+    p99.p2 = null; // p2's events idle: p1 is the worst
+    now = 11_000;
+    await sampler.tick();
+    expect(signal.latest()).toEqual({ at: 11_000, p99Ms: 120 });
+    p99.p1 = null;
+    now = 12_000;
+    await sampler.tick();
+    expect(signal.latest()).toEqual({ at: 12_000, p99Ms: null }); // readings, but no event committed
+    now = 15_001;
+    expect(signal.latest()).toBeUndefined(); // no tick for 3 s: no reading, not an old one
+  });
+
+  it('takes the baseline as the median of each processor’s readings over the last 30 s, then the worst', async () => {
+    let now = 0;
+    let values = { p1: 100, p2: 200 };
+    const sampler = new ProcessorSampler({
+      urls: ['http://p1:8080', 'http://p2:8080'],
+      token: 'processor-token-0123456789',
+      now: () => now,
+      fetch: fakeFetch({
+        'http://p1:8080/status': () =>
+          status({ at: new Date(now).toISOString(), eventCommitLatency: eventLatency(values.p1) }),
+        'http://p2:8080/status': () =>
+          status({ at: new Date(now).toISOString(), eventCommitLatency: eventLatency(values.p2) }),
+      }),
+    });
+    const signal = new EventLatencySignal(sampler, { now: () => now });
+    expect(signal.baseline()).toBeNull();
+    await sampler.tick(); // 40 s before the walk: too old to count
+    for (const [at, p2] of [
+      [20_000, 120],
+      [30_000, 900],
+      [40_000, 140],
+      [50_000, 130],
+    ] as const) {
+      now = at;
+      values = { p1: 100, p2 };
+      await sampler.tick();
+    }
+    expect(signal.baseline()).toBe(135); // p2's median of 120, 900, 140, 130: one slow second does not set it
   });
 });

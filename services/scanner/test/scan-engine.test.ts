@@ -13,10 +13,12 @@ import { CommandSendError, type CommandSink } from '../src/scans/command-sender'
 import { createScannerMetrics } from '../src/metrics';
 import { ScanEngine, type ScanEngineDeps } from '../src/scans/scan-engine';
 import { openScansDatabase, type ScansDatabase } from '../src/scanner';
+import { EngineScanService } from '../src/scans/scan-service';
 import type { ScanStore } from '../src/scans/scan-store';
 import { scanFinished } from './scan-wait';
 
 const DAY = 86_400_000;
+const NO_READINGS = { latest: () => undefined, baseline: () => null };
 const NOW = Date.UTC(2026, 10, 1);
 const ROWS = 1_000;
 
@@ -122,6 +124,9 @@ describe('scan engine (real SQLite, fake Kafka)', () => {
       knownDomainActions: ['mark_dormant'],
       backoffPollMs: 10,
       commandsPerBatch: 50,
+      // These tests are about other things than pacing: the walk starts at full speed (the tests
+      // below the pacing ones start it low).
+      pacing: { signal: NO_READINGS, defaultBudget: { off: true }, tuning: { startRate: 1_000_000 } },
       ...overrides,
     });
     engines.push(e);
@@ -199,6 +204,7 @@ describe('scan engine (real SQLite, fake Kafka)', () => {
     const scan = e.create({ ...DORMANCY_SWEEP, asOf: NOW });
     await new Promise((r) => setTimeout(r, 150));
     expect(processor.sent).toHaveLength(0);
+    expect(e.pace(scan.id)).toMatchObject({ limiter: 'lag' }); // the pause cut the pacer's rate too
     lag = 0;
     const done = await finished(store, scan.id);
     expect(done.status).toBe('completed');
@@ -298,5 +304,75 @@ describe('scan engine (real SQLite, fake Kafka)', () => {
     // Their rows are forgotten: a late result for a refused command is not recorded.
     s2.recordResults(refused.map((c) => ({ ...c, outcome: 'applied' as const, processedAt: NOW })));
     expect(s2.get(done.id)!.resolved).toBe(done.emitted);
+  });
+
+  describe('paced by the events’ latency (issue 32)', () => {
+    it('starts low and ramps: the first commands trickle out instead of landing as one burst', async () => {
+      // The pacer's defaults: 50 commands/s at first, doubling each second; no processor readings.
+      const { engine: e, store } = engine({ pacing: { signal: NO_READINGS, defaultBudget: { ratio: 1.2 } } });
+      e.start();
+      const scan = e.create({ ...DORMANCY_SWEEP, asOf: NOW });
+      await waitUntil(() => processor.sent.length > 0, { timeoutMs: 10_000, intervalMs: 5 });
+      await new Promise((r) => setTimeout(r, 500));
+      expect(processor.sent.length).toBeLessThanOrEqual(50); // half a second at 50/s, not 334 at once
+      expect(e.pace(scan.id)).toMatchObject({ limiter: 'ramp', budgetP99Ms: null });
+      const done = await finished(store, scan.id);
+      expect(done).toMatchObject({ status: 'completed', emitted: matching.size });
+      expect(e.pace(scan.id)).toBeNull(); // no longer walking
+    });
+
+    it('a cut takes effect mid-batch: the next request is sized to the new rate, not the one the batch began at', async () => {
+      let reading: { at: number; p99Ms: number | null } | undefined; // no reading yet: the walk holds 500/s
+      const signal = { latest: () => reading, baseline: () => 100 };
+      const { engine: e, store } = engine({
+        commandsPerBatch: 2_000, // one batch holds every match
+        pacing: { signal, defaultBudget: { p99Ms: 300 }, tuning: { startRate: 500, windowMs: 60_000 } },
+      });
+      const requests: number[] = [];
+      processor.onSend = (batch) => {
+        requests.push(batch.length);
+        if (requests.length === 1) reading = { at: 2, p99Ms: 900 }; // the first request hurts events
+      };
+      e.start();
+      const scan = e.create({ ...DORMANCY_SWEEP, asOf: NOW });
+      await waitUntil(() => requests.length >= 3, { timeoutMs: 10_000, intervalMs: 5 });
+      expect(store.get(scan.id)!.inflight).toMatchObject({ commands: matching.size }); // still the first batch
+      expect(requests.slice(0, 3)).toEqual([50, 25, 25]); // 100 ms at 500/s, then 100 ms at 250/s
+      expect(e.pace(scan.id)).toMatchObject({ rate: 250, limiter: 'budget', eventP99Ms: 900 });
+      expect((await e.cancel(scan.id)).status).toBe('cancelled');
+    });
+
+    it('backs off when the events’ p99 goes over the budget, shown in the scan’s pace', async () => {
+      let p99: number | null = 100;
+      // A reading every 500 ms, as the scanner samples the processors (once a second in service).
+      const signal = { latest: () => ({ at: Math.floor(Date.now() / 500), p99Ms: p99 }), baseline: () => 100 };
+      const { engine: e, store } = engine({
+        pacing: { signal, defaultBudget: { ratio: 1.5 }, tuning: { startRate: 20, floor: 5, windowMs: 500 } },
+      });
+      const service = new EngineScanService(e, store, { lag: () => [] });
+      e.start();
+      const scan = e.create({ ...DORMANCY_SWEEP, asOf: NOW });
+      await waitUntil(() => processor.sent.length >= 10, { timeoutMs: 10_000, intervalMs: 5 });
+      expect(service.get(scan.id).pace).toMatchObject({ limiter: 'ramp', budgetP99Ms: 150, baselineP99Ms: 100 });
+
+      p99 = 1_000; // events now wait 1 s: ten times the baseline
+      await waitUntil(() => e.pace(scan.id)?.rate === 5, { timeoutMs: 10_000, intervalMs: 10 });
+      expect(service.get(scan.id).pace).toEqual({
+        rate: 5,
+        limiter: 'budget',
+        budgetP99Ms: 150,
+        baselineP99Ms: 100,
+        eventP99Ms: 1_000,
+      });
+      const before = processor.sent.length;
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(processor.sent.length - before).toBeLessThanOrEqual(12); // about 5 a second, not a ramp
+      expect(store.get(scan.id)!.status).toBe('running');
+
+      p99 = null; // events idle: the walk climbs again
+      const rate = e.pace(scan.id)!.rate;
+      await waitUntil(() => (e.pace(scan.id)?.rate ?? 0) > rate, { timeoutMs: 10_000, intervalMs: 10 });
+      expect((await e.cancel(scan.id)).status).toBe('cancelled');
+    });
   });
 });

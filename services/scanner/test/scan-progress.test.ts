@@ -92,6 +92,12 @@ describe('scan progress counts and batches (real SQLite, fake Kafka)', () => {
       replicaCatchUpTimeoutMs: 1_000,
       knownDomainActions: ['mark_dormant'],
       sendRetryWindowMs: 60_000,
+      // Batches and counts, not pacing, are tested here: the walk starts at its cap, not at the ramp's start.
+      pacing: {
+        signal: { latest: () => undefined, baseline: () => null },
+        defaultBudget: { off: true },
+        tuning: { startRate: 1_000_000 },
+      },
       ...overrides,
     });
     const service = new EngineScanService(engine, store, { lag: () => [] });

@@ -123,6 +123,7 @@ export class InProcessScanner {
       schedules: this.scanner.schedules,
       commandLag: this.scanner.commandLag,
       processors: this.config.processors,
+      processorSampler: this.scanner.processors,
     });
     this.api = new ScannerApi(await this.app.listen({ host: '127.0.0.1', port: 0 }));
     await this.scanner.start();

@@ -1,8 +1,8 @@
 import { execFile, type ChildProcess } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { DORMANCY_SWEEP } from '@state-relay/accounts';
-import { accountsOracle } from '@state-relay/accounts/testing';
-import { decodeCommand, type StoredEntity } from '@state-relay/contracts';
+import { accountsOracle, generateAccountEvents } from '@state-relay/accounts/testing';
+import { decodeCommand, encodeEvent, type StoredEntity } from '@state-relay/contracts';
 import { evaluateCondition, type JsonObject } from '@state-relay/rules';
 import { kafkaClient, readTopic, testBrokers, waitUntil } from '@state-relay/testkit';
 import Database from 'better-sqlite3';
@@ -13,6 +13,7 @@ import {
   newDeployment,
   ProcessorProcess,
   produceEvents,
+  STATE_TOKEN,
   waitCaughtUp,
   type Deployment,
 } from '../../processor/test/harness';
@@ -48,6 +49,7 @@ interface Seeded {
   /** Keys the canonical sweep must turn dormant, sorted. */
   idle: string[];
   before: Map<string, StoredEntity>;
+  proc: ProcessorProcess;
 }
 
 type Counts = ScanView['counts'];
@@ -93,7 +95,7 @@ describe('scanner against a real broker and the real processor', () => {
       .map(([key]) => key)
       .sort();
     expect(idle).toHaveLength(ACCOUNTS * 0.3);
-    return { d, oracle, idle, before: await changelogState(kafka, d.changelogTopic) };
+    return { d, oracle, idle, before: await changelogState(kafka, d.changelogTopic), proc };
   }
 
   async function inProcessScanner(d: Deployment, extra: Record<string, string> = {}): Promise<InProcessScanner> {
@@ -248,6 +250,62 @@ describe('scanner against a real broker and the real processor', () => {
         { ...s.oracle.get(key)!, status: 'active', lastActiveAt: AS_OF - DAY, counters: expect.anything() },
       ]);
     }
+  });
+
+  it('a sweep is paced by the processor’s event p99: a budget events cannot meet cuts the walk to its floor, and it still finishes', async () => {
+    const s = await seeded(25);
+    const scanner = await inProcessScanner(s.d, {
+      PROCESSOR_URLS: await s.proc.url,
+      PROCESSOR_API_TOKEN: STATE_TOKEN,
+    });
+    // Events keep arriving during the sweep, so the processor has an event p99 to report: sign-ups of
+    // new active accounts, which the sweep never matches.
+    const load = generateAccountEvents({
+      accounts: 20_000,
+      eventsPerAccount: 1,
+      seed: 5,
+      now: AS_OF,
+      dormantFraction: 0,
+    });
+    const producer = kafka.producer();
+    await producer.connect();
+    let producing = true;
+    const loading = (async () => {
+      for (let i = ACCOUNTS; producing && i < load.length; i += 20) {
+        const messages = load.slice(i, i + 20).map(({ key, event }) => ({ key, value: encodeEvent(event) }));
+        await producer.send({ topic: s.d.eventsTopic, messages });
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    cleanups.push(async () => {
+      producing = false;
+      await loading;
+      await producer.disconnect();
+    });
+    // No commit takes 1 ms: every reading is over budget.
+    const { id } = await scanner.api.create({
+      ...DORMANCY_SWEEP,
+      asOf: AS_OF,
+      options: { latencyBudget: { p99Ms: 1 }, maxCommands: 300 },
+    });
+    const held = await scanner.api.waitFor(
+      id,
+      (v) => v.pace?.limiter === 'budget',
+      'the budget to hold the walk',
+      60_000,
+    );
+    expect(held.pace).toMatchObject({ budgetP99Ms: 1, eventP99Ms: expect.any(Number) });
+    expect(held.pace!.eventP99Ms).toBeGreaterThan(1);
+    expect(held.pace!.rate).toBeLessThan(50); // cut from the 50/s it starts at
+    const floor = await scanner.api.waitFor(
+      id,
+      (v) => v.pace?.rate === 10 || v.status !== 'running',
+      'the floor',
+      60_000,
+    );
+    expect(floor.pace).toMatchObject({ rate: 10, limiter: 'budget' });
+    const done = await scanner.api.finished(id);
+    expect(done).toMatchObject({ status: 'completed', pace: null, counts: { emitted: 300, pending: 0 } });
   });
 
   it('a dry run emits nothing; cancel stops emission; bad requests get precise errors', async () => {

@@ -31,6 +31,7 @@ function view(id: string, status: ScanView['status'], emitted: number, applied: 
       results: { ...results, applied },
     },
     progress: { replicaRows: null, fraction: null, etaSeconds: null, eta: null },
+    pace: null,
     backoffSeconds: 0,
     replicaLag: { total: 0, partitions: [] },
     createdAt: '2026-11-01T00:00:00.000Z',

@@ -2,6 +2,7 @@ import type { Counter } from 'prom-client';
 import type { ProcessorMetrics } from '../metrics';
 import type { TaskLifecycle } from '../tasks/lifecycle';
 import type { CommitLatencyWindow } from './commit-latency-window';
+import { EVENT_LATENCY_WINDOW_SECONDS, type EventCommitLatency } from './event-commit-latency';
 import type { InputLag } from './input-lag';
 import type { RestoreProgress } from './restore-progress';
 import type { ProcessorStatus } from './schema';
@@ -13,6 +14,8 @@ export interface StatusSources {
   tasks: Pick<TaskLifecycle, 'owned' | 'stateOf'>;
   restores: RestoreProgress;
   commitLatency: CommitLatencyWindow;
+  /** Events only, over a short window (what the scanner paces a sweep by); absent: reported as nothing committed. */
+  eventCommitLatency?: Pick<EventCommitLatency, 'percentiles'>;
   metrics: Pick<ProcessorMetrics, 'commands' | 'events' | 'deadLetters'>;
   inputLag: () => Promise<InputLag[] | null>;
   now?: () => number;
@@ -40,6 +43,12 @@ export async function processorStatus(s: StatusSources): Promise<ProcessorStatus
       last: restores.last.map((r) => ({ ...r, finishedAt: iso(r.finishedAt) })),
     },
     commitLatency: s.commitLatency.percentiles(now),
+    eventCommitLatency: s.eventCommitLatency?.percentiles(now) ?? {
+      windowSeconds: EVENT_LATENCY_WINDOW_SECONDS,
+      count: 0,
+      p50Ms: null,
+      p99Ms: null,
+    },
     commands,
     events,
     deadLetters: { total: Object.values(deadLetters).reduce((a, b) => a + b, 0), byCode: deadLetters },

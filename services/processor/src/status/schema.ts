@@ -47,7 +47,22 @@ export const ProcessorStatusSchema = Type.Object({
       p50Ms: Latency,
       p99Ms: Latency,
     },
-    { description: 'Event commit latency (input record timestamp to its transaction’s commit) over the last window' },
+    {
+      description:
+        'Commit latency of both inputs, events and commands (input record timestamp to its transaction’s commit), over the last window',
+    },
+  ),
+  eventCommitLatency: Type.Object(
+    {
+      windowSeconds: Type.Integer(),
+      count: Count,
+      p50Ms: Latency,
+      p99Ms: Latency,
+    },
+    {
+      description:
+        'Commit latency of events alone (not commands) over a short window (3 s): what the scanner paces a sweep by; null percentiles when no event was committed in it',
+    },
   ),
   commands: Counts('Commands committed since the process started, by outcome (processor_commands_total)'),
   events: Counts('Events committed since the process started, by outcome (processor_events_total)'),

@@ -36,6 +36,11 @@ export const FLAGS = {
   'max-commands': { type: 'string', value: 'N', help: 'stop emitting after N commands' },
   'dry-run': { type: 'boolean', help: 'count matches, emit nothing' },
   'expect-version': { type: 'boolean', help: 'apply each command only at the version the replica saw' },
+  'latency-budget': {
+    type: 'string',
+    value: 'BUDGET',
+    help: 'event p99 the sweep may reach: 1.2x (of the p99 before it), 300ms, or off (default: the scanner’s)',
+  },
   'as-of': { type: 'string', value: 'WHEN', help: 'ISO-8601 instant (with a zone) or epoch ms; default now' },
   'no-follow': { type: 'boolean', help: 'create the scan, print it, and exit' },
   limit: { type: 'string', value: 'N', help: 'scans per page, 1 to 100 (default 20)' },
@@ -52,7 +57,7 @@ export type FlagName = keyof typeof FLAGS;
 export const GLOBAL_FLAGS: readonly FlagName[] = ['url', 'token-file', 'token', 'json', 'help', 'version'];
 
 const RULE_FLAGS: FlagName[] = ['preset', 'file', 'condition', 'action'];
-const OPTION_FLAGS: FlagName[] = ['rate', 'batch-size', 'max-commands', 'dry-run', 'expect-version'];
+const OPTION_FLAGS: FlagName[] = ['rate', 'batch-size', 'max-commands', 'dry-run', 'expect-version', 'latency-budget'];
 
 export interface VerbSpec {
   /** Positional arguments, in order, each required. */

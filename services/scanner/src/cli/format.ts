@@ -2,7 +2,7 @@
 import type { ScanView } from '../scans/scan-view';
 import type { ScheduleView } from '../schedules/schedule-service';
 import type { ScanList } from './client';
-import { summary } from './progress';
+import { paceDetail, summary } from './progress';
 
 /** Columns padded to their widest cell, two blanks apart; the last column is not padded. */
 export function table(headers: string[], rows: string[][]): string {
@@ -50,6 +50,7 @@ export function scanText(scan: ScanView): string {
     `  condition ${JSON.stringify(scan.condition)}`,
     `  action    ${JSON.stringify(scan.action)}`,
     `  options   ${JSON.stringify(scan.options)}`,
+    ...(scan.pace === null ? [] : [`  pace      ${paceDetail(scan.pace)}`]),
     ...counts,
   ].join('\n');
 }

@@ -58,8 +58,23 @@ export function progressLine(scan: ScanView, barWidth = 24): string {
   const rows = scan.progress.replicaRows === null ? `${scanned}` : `${scanned}/${scan.progress.replicaRows}`;
   const state = scan.phase === null ? scan.status : `${scan.status}:${scan.phase}`;
   const eta = scan.progress.etaSeconds === null ? '' : ` eta ${formatSeconds(scan.progress.etaSeconds)}`;
-  return `${bar} ${pct}% ${state} scanned ${rows} matched ${matched} emitted ${emitted} awaiting ${pending}${eta}`;
+  const pace = scan.pace === null ? '' : ` ${paceText(scan.pace)}`;
+  return `${bar} ${pct}% ${state} scanned ${rows} matched ${matched} emitted ${emitted} awaiting ${pending}${pace}${eta}`;
 }
+
+/** `rate 812/s (budget)`: the paced rate and what limits it. */
+export function paceText(pace: NonNullable<ScanView['pace']>): string {
+  return `rate ${formatRate(pace.rate)}/s (${pace.limiter})`;
+}
+
+/** The pace in full: the rate, its limiter, and the event p99 against the budget. */
+export function paceDetail(pace: NonNullable<ScanView['pace']>): string {
+  const ms = (v: number | null) => (v === null ? '-' : `${v} ms`);
+  const budget = pace.budgetP99Ms === null ? 'no budget' : `budget ${ms(pace.budgetP99Ms)}`;
+  return `${paceText(pace)}, event p99 ${ms(pace.eventP99Ms)}, ${budget}, baseline ${ms(pace.baselineP99Ms)}`;
+}
+
+const formatRate = (rate: number) => (rate >= 100 ? String(Math.round(rate)) : String(Math.round(rate * 10) / 10));
 
 /** The outcome counts, one per line, after the final status. */
 export function summary(scan: ScanView): string {

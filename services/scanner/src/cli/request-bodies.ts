@@ -1,6 +1,7 @@
 // The bodies of POST /scans and POST /schedules, from the flags: the rule (a preset, a file, or
 // --condition with --action), then the options the flags set over the file's.
 import { DORMANCY_SWEEP } from '@state-relay/accounts';
+import { parseLatencyBudget } from '../scans/latency-budget';
 import type { ScanOptions } from '../scans/scan';
 import { parseJsonQuietly } from './json-input';
 import { UsageError } from './errors';
@@ -76,6 +77,13 @@ function ruleBody(values: FlagValues, readFile: (p: string) => string): ScanBody
   if (maxCommands !== undefined) options.maxCommands = number('--max-commands', maxCommands, 1, true);
   if (values['dry-run'] === true) options.dryRun = true;
   if (values['expect-version'] === true) options.expectVersion = true;
+  const budget = str(values, 'latency-budget');
+  if (budget !== undefined) {
+    // The same forms as SCAN_LATENCY_BUDGET; the API judges the bounds again.
+    const parsed = parseLatencyBudget(budget);
+    if ('problem' in parsed) throw new UsageError(`--latency-budget ${parsed.problem}`);
+    options.latencyBudget = parsed.budget;
+  }
   if (Object.keys(options).length > 0) body.options = options;
   return body;
 }

@@ -11,6 +11,7 @@ import { statusPageRoutes } from './routes/status-page';
 import { statusRoutes, type CommandLagSource } from './routes/status';
 import type { ReplicaHealth, ScanService } from '../scans/scan-service';
 import type { ScheduleService } from '../schedules/schedule-service';
+import type { ProcessorSampler } from '../processors/processor-sampler';
 
 export interface AppDeps {
   scans: ScanService;
@@ -27,6 +28,8 @@ export interface AppDeps {
   commandLag?: CommandLagSource;
   /** The processor instances GET /status reads (PROCESSOR_URLS); without it the page shows none. */
   processors?: { urls: readonly string[]; token: string };
+  /** The scanner's own readings of them (it paces walks by them); without it the route reads `processors` itself. */
+  processorSampler?: ProcessorSampler;
 }
 
 declare module 'fastify' {
@@ -67,6 +70,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   if (deps.schedules)
     app.register(scheduleRoutes, { apiToken: deps.apiToken, schedules: deps.schedules, idempotency: deps.idempotency });
   app.register(statusPageRoutes);
-  app.register(statusRoutes, { apiToken: deps.apiToken, commandLag: deps.commandLag, processors: deps.processors });
+  app.register(statusRoutes, {
+    apiToken: deps.apiToken,
+    commandLag: deps.commandLag,
+    processors: deps.processors,
+    sampler: deps.processorSampler,
+  });
   return app;
 }

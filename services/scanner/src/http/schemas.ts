@@ -4,6 +4,8 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { COMMAND_OUTCOMES } from '@state-relay/contracts';
 import { ActionSchema, ConditionSchema } from '@state-relay/rules';
 import { documentedAs, ErrorBodySchema as ErrorBody, literals, Nullable } from '@state-relay/service-kit';
+import { PACE_LIMITERS } from '../scans/command-pacer';
+import { LATENCY_BUDGET_RANGES } from '../scans/latency-budget';
 import { SCAN_PHASES, SCAN_STATUSES } from '../scans/scan';
 import { AS_OF_RANGE } from '../scans/scan-plan';
 
@@ -25,6 +27,8 @@ export const NUMBER_RANGES = {
   /** Below it a command would wait hours for its token; 0 (unlimited) is its own value. */
   rate: { minimum: 0.001, maximum: 1_000_000 },
   batchSize: { minimum: 1, maximum: 100_000 },
+  latencyBudgetP99Ms: LATENCY_BUDGET_RANGES.p99Ms,
+  latencyBudgetRatio: LATENCY_BUDGET_RANGES.ratio,
   maxCommands: { minimum: 1, maximum: 1_000_000_000 },
   /** Epoch ms of 1970-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z, as the ISO form allows. */
   asOf: { minimum: AS_OF_RANGE.min, maximum: AS_OF_RANGE.max },
@@ -52,6 +56,30 @@ export const ScanOptionsSchema = Type.Object(
     ),
     expectVersion: Type.Optional(
       Type.Boolean({ description: 'Apply each command only if the entity is still at the version the replica saw' }),
+    ),
+    latencyBudget: Type.Optional(
+      Type.Object(
+        {
+          p99Ms: Type.Optional(
+            Type.Number({ ...NUMBER_RANGES.latencyBudgetP99Ms, description: 'The event commit p99 in milliseconds' }),
+          ),
+          ratio: Type.Optional(
+            Type.Number({
+              ...NUMBER_RANGES.latencyBudgetRatio,
+              description: 'The event commit p99 as a multiple of its value before the scan started',
+            }),
+          ),
+          off: Type.Optional(
+            Type.Literal(true, { description: 'No budget: only the rate cap and the command-lag pause' }),
+          ),
+        },
+        {
+          additionalProperties: false,
+          description:
+            'The event commit p99 the sweep may reach; the walk’s rate is paced to hold it (exactly one of ' +
+            'p99Ms, ratio, off). Default: SCAN_LATENCY_BUDGET (1.2x)',
+        },
+      ),
     ),
   },
   { additionalProperties: false },
@@ -101,6 +129,23 @@ export const ScanViewSchema = Type.Object({
     etaSeconds: Nullable(Type.Number()),
     eta: Nullable(Type.String()),
   }),
+  pace: Nullable(
+    Type.Object(
+      {
+        rate: Type.Number({ description: 'Commands per second the pacer allows now' }),
+        limiter: literals(PACE_LIMITERS),
+        budgetP99Ms: Nullable(Type.Number({ description: 'The event p99 the walk holds to, ms' })),
+        baselineP99Ms: Nullable(Type.Number({ description: 'The event p99 before the walk started, ms' })),
+        eventP99Ms: Nullable(Type.Number({ description: 'The last event p99 read from the processors, ms' })),
+      },
+      {
+        description:
+          'While the scan walks and emits: its current command rate and what limits it (ramp: starting up; ' +
+          'budget: the events’ p99 reached the budget; lag: the processor fell behind on commands; cap: the ' +
+          'scan’s rate). Null otherwise',
+      },
+    ),
+  ),
   backoffSeconds: Type.Number(),
   replicaLag: ReplicaLag,
   createdAt: Type.String(),

@@ -53,6 +53,8 @@ interface Reading {
  */
 export class ProcessorSampler {
   private readonly readings: Map<string, Reading>;
+  /** When the last tick ended (every processor read or given up on): a pacer acts once per tick. */
+  private lastTickAt: number | null = null;
 
   constructor(private readonly options: ProcessorSamplerOptions) {
     this.readings = new Map(
@@ -66,6 +68,26 @@ export class ProcessorSampler {
   /** One reading of every processor, in parallel; one still reading is skipped this time. */
   async tick(): Promise<void> {
     await Promise.all([...this.readings].map(([url, r]) => this.sample(url, r)));
+    this.lastTickAt = this.now();
+  }
+
+  /**
+   * The event commit p99 (events only) of each processor whose last reading succeeded and carries
+   * it, as of the last tick; undefined before the first tick.
+   */
+  eventLatency(): { at: number; p99Ms: Array<number | null> } | undefined {
+    if (this.lastTickAt === null) return undefined;
+    const p99Ms: Array<number | null> = [];
+    for (const r of this.readings.values()) {
+      const latency = r.error === null ? r.status?.eventCommitLatency : undefined;
+      if (latency !== undefined) p99Ms.push(latency.p99Ms);
+    }
+    return { at: this.lastTickAt, p99Ms };
+  }
+
+  /** Per processor, its event p99 readings from `from` to `to` (scanner clock). */
+  eventP99History(from: number, to: number): number[][] {
+    return [...this.readings.values()].map((r) => r.series.eventP99Between(from, to));
   }
 
   view(): ProcessorInstance[] {

@@ -13,6 +13,8 @@ interface Sample {
   deadLetters: number;
   p50Ms: number | null;
   p99Ms: number | null;
+  /** Events alone, short window (eventCommitLatency); undefined from a processor without it. */
+  eventP99Ms: number | null | undefined;
 }
 
 export const ProcessorPoint = Type.Object({
@@ -55,6 +57,7 @@ export class ProcessorSeries {
       deadLetters: status.deadLetters.total,
       p50Ms: status.commitLatency.p50Ms,
       p99Ms: status.commitLatency.p99Ms,
+      eventP99Ms: status.eventCommitLatency?.p99Ms,
     });
     if (this.samples.length > this.maxSamples) this.samples.splice(0, this.samples.length - this.maxSamples);
   }
@@ -81,6 +84,14 @@ export class ProcessorSeries {
       });
     }
     return points;
+  }
+
+  /** The event p99 readings (events only) taken from `from` to `to` (scanner clock), null ones left out. */
+  eventP99Between(from: number, to: number): number[] {
+    const values: number[] = [];
+    for (const s of this.samples)
+      if (s.at >= from && s.at <= to && typeof s.eventP99Ms === 'number') values.push(s.eventP99Ms);
+    return values;
   }
 
   /**

@@ -33,6 +33,8 @@ export const ProcessorStatusSchema = Type.Object({
     ),
   }),
   commitLatency: Type.Object({ windowSeconds: Type.Integer(), count: Count, p50Ms: Ms, p99Ms: Ms }),
+  /** Events alone over a short window: what a sweep is paced by. Absent from a processor older than it. */
+  eventCommitLatency: Type.Optional(Type.Object({ windowSeconds: Type.Integer(), count: Count, p50Ms: Ms, p99Ms: Ms })),
   commands: Counts,
   events: Counts,
   deadLetters: Type.Object({ total: Count, byCode: Counts }),

@@ -5,6 +5,7 @@ import { AbortedError, ScanFinishedError, ScanNotFoundError, ScannerError, TooMa
 import { FINISHED_STATUSES, type ScanRecord } from './scan';
 import { planScan, type ScanRequest } from './scan-plan';
 import { countReplicaRows } from '../replica/replica-count';
+import type { PaceState } from './command-pacer';
 import { ScanWalk, type WalkDeps } from './scan-walk';
 import { Signal, sleep } from './wait';
 
@@ -41,6 +42,8 @@ export class ScanEngine {
   private readonly wake = new Signal();
   private readonly stopping = new AbortController();
   private current?: Current;
+  /** The walk emitting now, for its pace (GET /scans/:id, the metrics). */
+  private walking?: { id: string; walk: ScanWalk };
   private loop?: Promise<void>;
   /** Row counts still running on a worker thread; `stop()` waits for them (each holds a replica connection). */
   private readonly counts = new Set<Promise<void>>();
@@ -79,6 +82,16 @@ export class ScanEngine {
       this.deps.logger.info({ scanId: id }, 'scan cancelled before it ran');
     }
     return store.get(id)!;
+  }
+
+  /** The pace of scan `id` if it is walking now (its rate and what limits it); null otherwise. */
+  pace(id: string): PaceState | null {
+    return this.walking?.id === id ? this.walking.walk.pace() : null;
+  }
+
+  /** The pace of the walk emitting now, whichever scan it is; null when none is. */
+  currentPace(): PaceState | null {
+    return this.walking?.walk.pace() ?? null;
   }
 
   /** New results arrived: a scan waiting for them may be complete. */
@@ -163,7 +176,13 @@ export class ScanEngine {
       { resumeAfter: scan.cursor, inflight: scan.inflight !== null },
       scan.startedAt === null ? 'scan walking' : 'scan resuming',
     );
-    await new ScanWalk(store.get(scan.id)!, { ...this.deps, now: this.now }, signals).run();
+    const walk = new ScanWalk(store.get(scan.id)!, { ...this.deps, now: this.now }, signals);
+    this.walking = { id: scan.id, walk };
+    try {
+      await walk.run();
+    } finally {
+      this.walking = undefined;
+    }
     if (scan.spec.options.dryRun !== true) store.markWalkDone(scan.id, 'awaiting_results');
   }
 

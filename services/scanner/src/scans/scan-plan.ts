@@ -20,6 +20,7 @@ import {
 } from '@state-relay/rules';
 import type { FilterParam, ReplicaRow } from '@state-relay/store';
 import { InvalidRequestError, type FieldIssue } from '../errors';
+import { latencyBudgetIssue } from './latency-budget';
 import type { ScanOptions, ScanSpec } from './scan';
 
 /** A create-scan body after schema validation: shapes are checked, the rule language is not yet. */
@@ -46,12 +47,19 @@ export function planScan(request: ScanRequest, now: number, knownDomainActions: 
   const issues: FieldIssue[] = [
     ...validateCondition(request.condition, '/body/condition'),
     ...validateAction(request.action, '/body/action', knownDomainActions),
+    ...optionIssues(request.options, '/body'),
   ];
   const asOf = resolveAsOf(request.asOf, now, issues);
   const options = { ...(request.options ?? {}) };
   if (issues.length === 0) issues.push(...commandFitIssues(request.condition, request.action, options, '/body'));
   if (issues.length > 0) throw new InvalidRequestError(issues);
   return { spec: { condition: request.condition as Condition, action: request.action as Action, options }, asOf };
+}
+
+/** What the options' schema cannot say: a latencyBudget sets exactly one of its properties. */
+export function optionIssues(options: ScanOptions | undefined, at: string): FieldIssue[] {
+  const message = latencyBudgetIssue(options?.latencyBudget);
+  return message === undefined ? [] : [{ path: `${at}/options/latencyBudget`, message }];
 }
 
 function resolveAsOf(asOf: string | number | undefined, now: number, issues: FieldIssue[]): number {
@@ -150,9 +158,12 @@ export const COMMANDS_PER_BATCH = 2_000;
  */
 export const COMMANDS_PER_REQUEST = 500;
 
-/** How many commands to gather before sending: `perBatch`, or about a second's worth under a rate. */
-export function commandsPerBatch(options: ScanOptions, perBatch = COMMANDS_PER_BATCH): number {
-  const rate = options.rate ?? 0;
+/**
+ * How many commands to gather before sending: `perBatch`, or about a second's worth under a rate
+ * (the paced rate when given, else the scan's `rate`).
+ */
+export function commandsPerBatch(options: ScanOptions, perBatch = COMMANDS_PER_BATCH, pacedRate?: number): number {
+  const rate = pacedRate ?? options.rate ?? 0;
   return rate > 0 ? Math.max(1, Math.min(perBatch, Math.ceil(rate))) : perBatch;
 }
 

@@ -27,7 +27,7 @@ export interface ReplicaHealth {
 /** ScanService over the engine and the scans database. */
 export class EngineScanService implements ScanService {
   constructor(
-    private readonly engine: Pick<ScanEngine, 'create' | 'cancel'>,
+    private readonly engine: Pick<ScanEngine, 'create' | 'cancel'> & Partial<Pick<ScanEngine, 'pace'>>,
     private readonly store: ScanStore,
     private readonly replica: Pick<ReplicaHealth, 'lag'>,
     private readonly now: () => number = Date.now,
@@ -41,7 +41,7 @@ export class EngineScanService implements ScanService {
     const lag = this.replica.lag();
     const scans = this.store
       .list(limit, offset)
-      .map((s) => toScanView(s, this.store.outcomeCounts(s.id), lag, this.now()));
+      .map((s) => toScanView(s, this.store.outcomeCounts(s.id), lag, this.now(), this.engine.pace?.(s.id)));
     return { scans, total: this.store.count() };
   }
 
@@ -57,6 +57,6 @@ export class EngineScanService implements ScanService {
   private view(id: string): ScanView {
     const scan = this.store.get(id);
     if (scan === undefined) throw new ScanNotFoundError(id);
-    return toScanView(scan, this.store.outcomeCounts(id), this.replica.lag(), this.now());
+    return toScanView(scan, this.store.outcomeCounts(id), this.replica.lag(), this.now(), this.engine.pace?.(id));
   }
 }

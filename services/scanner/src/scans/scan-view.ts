@@ -1,4 +1,5 @@
 import type { PartitionLag } from '../metrics';
+import type { PaceLimiter, PaceState } from './command-pacer';
 import type { OutcomeCounts, ScanOptions, ScanPhase, ScanRecord, ScanStatus } from './scan';
 
 /** A scan as the API shows it. */
@@ -30,6 +31,18 @@ export interface ScanView {
     etaSeconds: number | null;
     eta: string | null;
   };
+  /**
+   * While the scan walks and emits: the command rate the pacer allows now and what limits it, the
+   * event p99 budget it holds to, the baseline and the last reading. Null otherwise (pending,
+   * waiting for the replica or results, finished, a dry run).
+   */
+  pace: {
+    rate: number;
+    limiter: PaceLimiter;
+    budgetP99Ms: number | null;
+    baselineP99Ms: number | null;
+    eventP99Ms: number | null;
+  } | null;
   backoffSeconds: number;
   replicaLag: { total: number; partitions: PartitionLag[] };
   createdAt: string;
@@ -49,7 +62,13 @@ export function scanUrl(id: string): string {
 }
 
 /** Pure: the API view of a scan from its record, its result counts and the replica's lag. */
-export function toScanView(scan: ScanRecord, results: OutcomeCounts, lag: PartitionLag[], now: number): ScanView {
+export function toScanView(
+  scan: ScanRecord,
+  results: OutcomeCounts,
+  lag: PartitionLag[],
+  now: number,
+  pace: PaceState | null = null,
+): ScanView {
   const resolved = Object.values(results).reduce((sum, n) => sum + n, 0);
   const etaSeconds = walkEtaSeconds(scan);
   return {
@@ -79,6 +98,16 @@ export function toScanView(scan: ScanRecord, results: OutcomeCounts, lag: Partit
       etaSeconds,
       eta: etaSeconds === null ? null : iso(now + etaSeconds * 1000),
     },
+    pace:
+      pace === null || scan.status !== 'running'
+        ? null
+        : {
+            rate: round1(pace.rate),
+            limiter: pace.limiter,
+            budgetP99Ms: pace.budgetP99Ms === null ? null : round1(pace.budgetP99Ms),
+            baselineP99Ms: pace.baselineP99Ms === null ? null : round1(pace.baselineP99Ms),
+            eventP99Ms: pace.eventP99Ms === null ? null : round1(pace.eventP99Ms),
+          },
     backoffSeconds: Math.round(scan.backoffMs) / 1000,
     replicaLag: { total: lag.reduce((sum, p) => sum + p.lag, 0), partitions: lag },
     createdAt: iso(scan.createdAt) ?? String(scan.createdAt),
@@ -87,6 +116,8 @@ export function toScanView(scan: ScanRecord, results: OutcomeCounts, lag: Partit
     error: scan.error,
   };
 }
+
+const round1 = (n: number) => Math.round(n * 10) / 10;
 
 function walkFraction(scan: ScanRecord): number | null {
   if (scan.walkDone || scan.status === 'completed') return 1;

@@ -17,6 +17,8 @@ import {
   selectMatches,
 } from './scan-plan';
 import type { ChunkProgress, ScanStore } from './scan-store';
+import { CommandPacer, type CommandPacerOptions, type LatencySignal, type PaceState } from './command-pacer';
+import type { LatencyBudget } from './latency-budget';
 import { TokenBucket } from './token-bucket';
 import { sleep, yieldToEventLoop } from './wait';
 
@@ -36,7 +38,22 @@ export interface WalkDeps {
   backoffPollMs?: number;
   /** Commands gathered per batch (recorded, sent, committed together); default COMMANDS_PER_BATCH. */
   commandsPerBatch?: number;
+  /** Paces the commands by the events' latency; without it a walk still ramps from a low rate to its cap. */
+  pacing?: WalkPacing;
 }
+
+/** What paces a walk: the processors' event latency and the budget it is held to (issue 32). */
+export interface WalkPacing {
+  signal: LatencySignal & { baseline(): number | null };
+  /** SCAN_LATENCY_BUDGET: the budget of a scan without options.latencyBudget. */
+  defaultBudget: LatencyBudget;
+  /** The pacer's clock (monotonic ms); default performance.now. */
+  now?: () => number;
+  /** The pacer's start rate, floor, window and step (tests shorten them). */
+  tuning?: Pick<CommandPacerOptions, 'startRate' | 'floor' | 'windowMs' | 'stepMs'>;
+}
+
+const NO_READINGS = { latest: () => undefined, baseline: () => null };
 
 /** The cursor is persisted at least every this many keys, even when nothing matches. */
 const MAX_KEYS_PER_BATCH = 100_000;
@@ -66,6 +83,8 @@ export interface WalkSignals {
  */
 export class ScanWalk {
   private readonly bucket?: TokenBucket;
+  /** Sets the bucket's rate under the scan's `rate` cap; absent on a dry run, which emits nothing. */
+  private readonly pacer?: CommandPacer;
   private readonly log: Logger;
   private cursor: string | null;
   private readonly seen: { scanned: number; matched: number };
@@ -77,13 +96,39 @@ export class ScanWalk {
     private readonly deps: WalkDeps,
     private readonly signals: WalkSignals,
   ) {
-    const rate = scan.spec.options.rate ?? 0;
-    if (rate > 0) this.bucket = new TokenBucket(rate);
+    const { rate = 0, dryRun, latencyBudget } = scan.spec.options;
+    if (dryRun !== true) {
+      const pacing = deps.pacing;
+      const budget = latencyBudget ?? pacing?.defaultBudget ?? { off: true };
+      const signal = pacing?.signal ?? NO_READINGS;
+      this.pacer = new CommandPacer({
+        ...pacing?.tuning,
+        cap: rate > 0 ? rate : Infinity,
+        budget,
+        // Measured before the first command, from the readings the scanner already has.
+        baselineP99Ms: budget.ratio !== undefined ? signal.baseline() : null,
+        signal,
+        now: pacing?.now ?? (() => performance.now()),
+      });
+      this.bucket = new TokenBucket(this.pacer.state().rate);
+    }
     this.log = deps.logger.child({ scanId: scan.id });
     this.cursor = scan.cursor;
     this.seen = { scanned: scan.scanned, matched: scan.matched };
     this.emitted = scan.emitted;
     this.recordBytes = commandSizer(scan);
+  }
+
+  /** The rate the pacer allows now and what limits it; null on a dry run. */
+  pace(): PaceState | null {
+    return this.pacer?.state() ?? null;
+  }
+
+  /** Takes in the latest latency reading and gives the bucket the pacer's rate. */
+  private paceNow(): number {
+    const rate = this.pacer!.update();
+    if (rate !== this.bucket!.ratePerSecond) this.bucket!.setRate(rate);
+    return rate;
   }
 
   /** Walks to the end of the replica (or to maxCommands); throws AbortedError on cancel or stop. */
@@ -114,7 +159,8 @@ export class ScanWalk {
   private async collect(filter: ReturnType<typeof prefilterFor>): Promise<CollectedBatch> {
     const { scan, deps } = this;
     const { options, condition } = scan.spec;
-    const target = commandsPerBatch(options, deps.commandsPerBatch);
+    // About a second of the paced rate: the cursor moves about every second, whatever the rate.
+    const target = commandsPerBatch(options, deps.commandsPerBatch, this.pacer ? this.paceNow() : undefined);
     const batch: CollectedBatch = { toKey: null, walked: 0, matched: 0, commands: [], exhausted: false };
     for (;;) {
       const seen = { scanned: this.seen.scanned + batch.walked, matched: this.seen.matched + batch.matched };
@@ -217,7 +263,7 @@ export class ScanWalk {
   }
 
   /**
-   * Sends a batch in requests bounded by COMMANDS_PER_REQUEST and MAX_REQUEST_BYTES (under a rate,
+   * Sends a batch in requests bounded by COMMANDS_PER_REQUEST and MAX_REQUEST_BYTES (paced,
    * about a tenth of a second each), counting each command as emitted just before its first send.
    * On cancel `onAbandon` keeps what was counted; on a refusal it withdraws this request's and
    * later counts; on stop the batch stays in flight. See DECISIONS.md, "Counted before sent".
@@ -227,14 +273,12 @@ export class ScanWalk {
     inflight: InflightChunk,
     onAbandon: (kept: number, withdrawn: number) => void,
   ): Promise<void> {
-    const rate = this.scan.spec.options.rate ?? 0;
-    const maxCount = Math.min(COMMANDS_PER_REQUEST, this.bucket ? Math.max(1, Math.ceil(rate / 10)) : Infinity);
     const countedBefore = inflight.sent;
-    const requests = boundedSlices(commands, (c) => this.recordBytes(c.key), { maxBytes: MAX_REQUEST_BYTES, maxCount });
     let sent = 0;
     try {
-      for (const part of requests) {
+      while (sent < commands.length) {
         this.throwIfAborted();
+        const part = this.nextRequest(commands, sent);
         if (this.bucket) await sleep(this.bucket.take(part.length), this.signals.any);
         this.throwIfAborted();
         const uncounted = sent + part.length - inflight.sent;
@@ -262,6 +306,17 @@ export class ScanWalk {
     }
   }
 
+  /**
+   * The next request from `commands[from]` on: about a tenth of a second of the rate paced now (as
+   * much as the bucket holds), sized afresh each time so a cut mid-batch takes effect at once.
+   */
+  private nextRequest(commands: UpdateCommand[], from: number): UpdateCommand[] {
+    const rate = this.pacer ? this.paceNow() : Infinity;
+    const maxCount = Math.min(COMMANDS_PER_REQUEST, Math.max(1, Math.ceil(rate / 10)));
+    const next = commands.slice(from, from + maxCount);
+    return boundedSlices(next, (c) => this.recordBytes(c.key), { maxBytes: MAX_REQUEST_BYTES, maxCount }).next().value!;
+  }
+
   private async sendWithRetry(commands: UpdateCommand[]): Promise<void> {
     const deadline = Date.now() + (this.deps.sendRetryWindowMs ?? 300_000);
     let delay = 250;
@@ -282,6 +337,7 @@ export class ScanWalk {
     const { deps } = this;
     if ((await this.commandLag()) <= deps.maxCommandLag) return;
     const started = performance.now();
+    this.pacer?.congested(); // a safety net: the pacer cuts the rate as for a budget breach
     this.log.info({ maxCommandLag: deps.maxCommandLag }, 'processor is behind on commands; backing off');
     try {
       do await sleep(deps.backoffPollMs ?? 250, this.signals.any);

@@ -1,5 +1,6 @@
 import type { CommandOutcome } from '@state-relay/contracts';
 import type { Action, Condition } from '@state-relay/rules';
+import type { LatencyBudget } from './latency-budget';
 
 export const SCAN_STATUSES = ['pending', 'running', 'completed', 'cancelled', 'failed'] as const;
 export type ScanStatus = (typeof SCAN_STATUSES)[number];
@@ -20,6 +21,8 @@ export interface ScanOptions {
   maxCommands?: number;
   /** Send each command with the replica row's version as expectedVersion. */
   expectVersion?: boolean;
+  /** The event p99 the sweep may reach (the pacer holds to it); absent: SCAN_LATENCY_BUDGET. */
+  latencyBudget?: LatencyBudget;
 }
 
 /** What a scan does, fixed at creation. */

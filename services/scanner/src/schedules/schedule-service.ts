@@ -9,7 +9,7 @@ import {
   type FieldIssue,
 } from '../errors';
 import type { ScanStatus } from '../scans/scan';
-import { commandFitIssues } from '../scans/scan-plan';
+import { commandFitIssues, optionIssues } from '../scans/scan-plan';
 import type { ScanService } from '../scans/scan-service';
 import type { ScheduleRecord, ScheduleStore, ScheduleTemplate } from './schedule-store';
 import type { ScanView } from '../scans/scan-view';
@@ -93,6 +93,7 @@ export class StoreScheduleService implements ScheduleService {
     const issues: FieldIssue[] = [
       ...validateCondition(condition, '/body/template/condition'),
       ...validateAction(action, '/body/template/action', this.deps.knownDomainActions),
+      ...optionIssues(options, '/body/template'),
     ];
     if (issues.length === 0) issues.push(...commandFitIssues(condition, action, options ?? {}, '/body/template'));
     const spec = { interval: request.interval, cron: request.cron, timeZone: request.timeZone };

@@ -22,6 +22,8 @@ export interface StatusRouteOptions {
   now?: () => number;
   /** The processor instances shown on the page (PROCESSOR_URLS) and the token of their GET /status. */
   processors?: { urls: readonly string[]; token: string };
+  /** Readings taken elsewhere (the scanner's, which paces walks by them): the route then reads none itself. */
+  sampler?: ProcessorSampler;
 }
 
 /** One reading of a scan's cumulative counts. */
@@ -177,12 +179,14 @@ export async function statusRoutes(app: FastifyInstance, opts: StatusRouteOption
   }, sampleEveryMs);
   timer.unref();
   app.addHook('onClose', async () => clearInterval(timer));
-  const processors = new ProcessorSampler({
-    urls: opts.processors?.urls ?? [],
-    token: opts.processors?.token ?? opts.apiToken,
-    ...(opts.now ? { now: opts.now } : {}),
-  });
-  if ((opts.processors?.urls.length ?? 0) > 0) {
+  const processors =
+    opts.sampler ??
+    new ProcessorSampler({
+      urls: opts.processors?.urls ?? [],
+      token: opts.processors?.token ?? opts.apiToken,
+      ...(opts.now ? { now: opts.now } : {}),
+    });
+  if (!opts.sampler && (opts.processors?.urls.length ?? 0) > 0) {
     const poll = setInterval(() => void processors.tick(), sampleEveryMs); // tick never throws
     poll.unref();
     app.addHook('onClose', async () => clearInterval(poll));
