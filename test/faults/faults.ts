@@ -43,7 +43,6 @@ export const FAULTS: readonly FaultName[] = [
   'restart-broker',
   'rebalance',
   'freeze-processor',
-  'freeze-across-rebalance',
   'expire-transaction',
   'partition-processor',
   'partition-scanner',
@@ -51,8 +50,12 @@ export const FAULTS: readonly FaultName[] = [
   'poison-record',
   'interrupted-rebuild',
 ];
-/** What the random schedule draws from: the above, and an unclean broker death. */
-export const SCHEDULE_POOL: readonly FaultName[] = [...FAULTS, 'kill-broker'];
+/**
+ * What the random schedule draws from: the above, an unclean broker death, and a freeze across a
+ * rebalance (issue 31.1's interleaving; drawn by campaigns, not one of CI's one-fault scenarios, to
+ * keep `.ci/run` within its time).
+ */
+export const SCHEDULE_POOL: readonly FaultName[] = [...FAULTS, 'kill-broker', 'freeze-across-rebalance'];
 export const CLUSTER_FAULTS: readonly ClusterFaultName[] = [
   'kill-changelog-leader',
   'kill-transaction-coordinator',
