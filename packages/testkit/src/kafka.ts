@@ -128,7 +128,12 @@ export async function readTopic(kafka: Kafka, topic: string, opts: ReadTopicOpti
     await waitUntil(() => done(), {
       timeoutMs: opts.timeoutMs ?? 30_000,
       intervalMs: 50,
-      message: `${opts.count ?? 'end of'} records on ${topic} (got ${records.length})`,
+      message: `${opts.count ?? 'end of'} records on ${topic}`,
+    }).catch((err: Error) => {
+      // How far it got when it gave up (a slow read and a read stuck at an open transaction differ here).
+      const reached = ends.map((e) => `${e.partition}: ${next.get(e.partition) ?? 0n}/${e.high}`).join(', ');
+      err.message += ` (got ${records.length} records; next offset per partition ${reached})`;
+      throw err;
     });
   } finally {
     await consumer.disconnect();

@@ -194,8 +194,12 @@ export async function waitCaughtUp(kafka: Kafka, groupId: string, topic: string,
 }
 
 /** The state as the changelog (the source of truth) says: last record per key, tombstones removed. */
-export async function changelogState(kafka: Kafka, topic: string): Promise<Map<string, StoredEntity>> {
-  const records = await readTopic(kafka, topic, { isolation: 'read_committed', timeoutMs: 60_000 });
+export async function changelogState(
+  kafka: Kafka,
+  topic: string,
+  timeoutMs = 60_000,
+): Promise<Map<string, StoredEntity>> {
+  const records = await readTopic(kafka, topic, { isolation: 'read_committed', timeoutMs });
   const state = new Map<string, StoredEntity>();
   for (const r of records) {
     const entity = decodeStoredEntity(
