@@ -6,10 +6,15 @@ export {
   duplicateMembers,
   duplicateRefusalOf,
   encodeDuplicateRefusal,
+  encodeMemberData,
   encodeMemberIdentity,
+  decodeMemberTasks,
   memberIdentityOf,
+  memberTasksOf,
 } from './member-identity';
-export type { DuplicateRefusal, IdentifiedMember, MemberIdentity } from './member-identity';
+export type { DuplicateRefusal, IdentifiedMember, MemberIdentity, MemberTasks } from './member-identity';
+export { stickyAssignment } from './sticky-assignment';
+export type { AssignmentMember, StoreHeld } from './sticky-assignment';
 export { duplicateRefusalFor, instanceIdClaims } from './instance-claims';
 export type { InstanceIdClaims, InstanceIdHolder } from './instance-claims';
 export {

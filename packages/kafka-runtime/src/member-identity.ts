@@ -1,4 +1,5 @@
 import { AssignerProtocol } from 'kafkajs';
+import type { StoreHeld } from './sticky-assignment';
 
 /**
  * Who a group member is, published in its member metadata's user data (the assigner's
@@ -54,6 +55,43 @@ export function encodeMemberIdentity(identity: MemberIdentity): Buffer {
   return frame(IDENTITY_MAGIC, { ...identity, host: identity.host.slice(0, MAX_HOST_LENGTH) });
 }
 
+/**
+ * What a member holds, for the leader's sticky assignment (see stickyAssignment): the tasks it
+ * owns now and the tasks it has a store file for. Published beside the identity, in the same user
+ * data; a member without an identity (EXACTLY_ONCE=v1 without INSTANCE_ID) publishes only this.
+ */
+export interface MemberTasks {
+  owned: readonly number[];
+  /** Each store file on disk: [task, the changelog offset it reflects (-1: unknown)]. */
+  stores: readonly StoreHeld[];
+}
+
+/** More tasks than any topic the processor creates: a longer list is garbled, read as none. */
+const MAX_LISTED_TASKS = 100_000;
+const NO_TASKS: MemberTasks = { owned: [], stores: [] };
+
+/** The member's user data: its identity (when it has one) and the tasks it holds. */
+export function encodeMemberData(identity: MemberIdentity | undefined, tasks: MemberTasks): Buffer {
+  const who = identity ? { ...identity, host: identity.host.slice(0, MAX_HOST_LENGTH) } : {};
+  return frame(IDENTITY_MAGIC, { ...who, owned: [...tasks.owned], stores: [...tasks.stores] });
+}
+
+const isTask = (t: unknown): t is number => Number.isSafeInteger(t) && (t as number) >= 0;
+const isTaskList = (v: unknown): v is number[] => Array.isArray(v) && v.length <= MAX_LISTED_TASKS && v.every(isTask);
+const isStoreList = (v: unknown): v is StoreHeld[] =>
+  Array.isArray(v) &&
+  v.length <= MAX_LISTED_TASKS &&
+  v.every(
+    (s) => Array.isArray(s) && s.length === 2 && isTask(s[0]) && Number.isSafeInteger(s[1]) && (s[1] as number) >= -1,
+  );
+
+/** The tasks a member's user data lists; none for older, foreign or garbled bytes. Never throws. */
+export function decodeMemberTasks(userData: Buffer | null | undefined): MemberTasks {
+  const body = unframe(IDENTITY_MAGIC, userData);
+  if (!body) return NO_TASKS;
+  return { owned: isTaskList(body.owned) ? body.owned : [], stores: isStoreList(body.stores) ? body.stores : [] };
+}
+
 /** The identity in a member's user data; undefined (unknown) for empty, old-format or garbled bytes. Never throws. */
 export function decodeMemberIdentity(userData: Buffer | null | undefined): MemberIdentity | undefined {
   const body = unframe(IDENTITY_MAGIC, userData);
@@ -67,9 +105,18 @@ export function decodeMemberIdentity(userData: Buffer | null | undefined): Membe
 
 /** The identity in a member's whole metadata (JoinGroup's, or DescribeGroups' `memberMetadata`). Never throws. */
 export function memberIdentityOf(memberMetadata: Buffer | null | undefined): MemberIdentity | undefined {
+  return decodeMemberIdentity(userDataOf(memberMetadata));
+}
+
+/** The tasks a member's whole metadata lists (see MemberTasks). Never throws. */
+export function memberTasksOf(memberMetadata: Buffer | null | undefined): MemberTasks {
+  return decodeMemberTasks(userDataOf(memberMetadata));
+}
+
+function userDataOf(memberMetadata: Buffer | null | undefined): Buffer | undefined {
   if (!memberMetadata || memberMetadata.length === 0) return undefined;
   try {
-    return decodeMemberIdentity(AssignerProtocol.MemberMetadata.decode(memberMetadata)?.userData);
+    return AssignerProtocol.MemberMetadata.decode(memberMetadata)?.userData ?? undefined;
   } catch {
     return undefined; // kafkajs's decoder reads past the end of a short buffer
   }

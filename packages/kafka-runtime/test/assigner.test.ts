@@ -1,6 +1,14 @@
 import { AssignerProtocol, type Cluster, type GroupMember } from 'kafkajs';
 import { coPartitionedAssigner, CoPartitionedAssigner, tasksOf } from '../src/assigner';
-import { decodeDuplicateRefusal, encodeMemberIdentity, type MemberIdentity } from '../src/member-identity';
+import {
+  decodeDuplicateRefusal,
+  decodeMemberIdentity,
+  decodeMemberTasks,
+  encodeMemberData,
+  encodeMemberIdentity,
+  type MemberIdentity,
+  type MemberTasks,
+} from '../src/member-identity';
 
 const TOPICS = ['events', 'commands'];
 const cluster = (partitions: number) =>
@@ -97,10 +105,50 @@ describe('the co-partitioned assigner', () => {
     });
     const decoded = AssignerProtocol.MemberMetadata.decode(withIdentity.protocol({ topics: TOPICS }).metadata)!;
     expect(decoded.topics).toEqual(TOPICS);
-    expect(decoded.userData).toEqual(encodeMemberIdentity(who));
+    expect(decodeMemberIdentity(decoded.userData)).toEqual(who);
+    expect(decodeMemberTasks(decoded.userData)).toEqual({ owned: [], stores: [] });
     const plain = CoPartitionedAssigner({ cluster: cluster(1), groupId: 'g', logger: {} as never });
     expect(AssignerProtocol.MemberMetadata.decode(plain.protocol({ topics: TOPICS }).metadata)!.userData.length).toBe(
       0,
     );
+  });
+
+  it('publishes what the member holds at each join, and the leader keeps tasks with their owners', async () => {
+    let held: MemberTasks = { owned: [], stores: [] };
+    const assigner = coPartitionedAssigner({ identity: identity('b', 1), holding: () => held })({
+      cluster: cluster(4),
+      groupId: 'g',
+      logger: {} as never,
+    });
+    const first = AssignerProtocol.MemberMetadata.decode(assigner.protocol({ topics: TOPICS }).metadata)!;
+    expect(decodeMemberTasks(first.userData)).toEqual({ owned: [], stores: [] });
+    held = {
+      owned: [0, 1],
+      stores: [
+        [0, 5],
+        [1, 5],
+        [3, -1],
+      ],
+    };
+    const again = AssignerProtocol.MemberMetadata.decode(assigner.protocol({ topics: TOPICS }).metadata)!;
+    expect(decodeMemberTasks(again.userData)).toEqual(held);
+    expect(decodeMemberIdentity(again.userData)).toEqual(identity('b', 1));
+
+    // Member ids sort the other way round from the owners' tasks: the owners keep them anyway.
+    const holder = (memberId: string, who: MemberIdentity, tasks: MemberTasks): GroupMember => ({
+      memberId,
+      memberMetadata: AssignerProtocol.MemberMetadata.encode({
+        version: 1,
+        topics: TOPICS,
+        userData: encodeMemberData(who, tasks),
+      }),
+    });
+    const got = await assign([
+      holder('m-1', identity('a', 1), { owned: [2, 3], stores: [] }),
+      holder('m-2', identity('b', 2), { owned: [0, 1], stores: [] }),
+    ]);
+    expect(got.get('m-1')!.tasks).toEqual([2, 3]);
+    expect(got.get('m-2')!.tasks).toEqual([0, 1]);
+    for (const { assignment } of got.values()) expect(assignment.events).toEqual(assignment.commands);
   });
 });

@@ -2,6 +2,8 @@ import { AssignerProtocol } from 'kafkajs';
 import {
   decodeDuplicateRefusal,
   decodeMemberIdentity,
+  decodeMemberTasks,
+  encodeMemberData,
   duplicateMembers,
   duplicateRefusalOf,
   encodeDuplicateRefusal,
@@ -112,5 +114,35 @@ describe('duplicateMembers', () => {
         { memberId: 'c', identity: id('x', 1) },
       ]).size,
     ).toBe(0);
+  });
+});
+
+describe('the tasks a member holds, in its user data', () => {
+  it('round-trips beside the identity and alone, and reads as none from foreign or garbled bytes', () => {
+    const who = { instanceId: 'p-1', startedAt: 5, host: 'h', sessionTimeoutMs: 10_000 };
+    const stores = [
+      [1, 10],
+      [2, -1],
+      [3, 0],
+    ] as const;
+    const both = encodeMemberData(who, { owned: [3, 1], stores });
+    expect(decodeMemberIdentity(both)).toEqual(who);
+    expect(decodeMemberTasks(both)).toEqual({ owned: [3, 1], stores });
+    const alone = encodeMemberData(undefined, { owned: [0], stores: [] });
+    expect(decodeMemberIdentity(alone)).toBeUndefined();
+    expect(decodeMemberTasks(alone)).toEqual({ owned: [0], stores: [] });
+    expect(decodeMemberTasks(encodeMemberIdentity(who))).toEqual({ owned: [], stores: [] });
+    for (const bytes of [
+      undefined,
+      Buffer.alloc(0),
+      Buffer.from('not ours'),
+      Buffer.concat([Buffer.from('SRMI'), Buffer.from([1]), Buffer.from('{"owned":[1,-2],"stores":"x"}')]),
+      Buffer.concat([Buffer.from('SRMI'), Buffer.from([1]), Buffer.from('{"owned":[1.5],"stores":[null]}')]),
+      Buffer.concat([Buffer.from('SRMI'), Buffer.from([1]), Buffer.from('{"stores":[[1,-2]],"owned":"0"}')]),
+      Buffer.concat([Buffer.from('SRMI'), Buffer.from([1]), Buffer.from('{"stores":[[1]]}')]),
+      Buffer.concat([Buffer.from('SRMI'), Buffer.from([1]), Buffer.from('{"owned":')]),
+    ]) {
+      expect(decodeMemberTasks(bytes)).toEqual({ owned: [], stores: [] });
+    }
   });
 });

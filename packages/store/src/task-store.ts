@@ -1,6 +1,6 @@
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Statement } from 'better-sqlite3';
+import Database, { type Statement } from 'better-sqlite3';
 import { encodeStoredEntity, parseStoredEntity } from '@state-relay/contracts';
 import { assertAfterKey, assertEntity, assertKey, assertLimit } from './codec';
 import { StoreCorruptRowError, StoreInvalidArgumentError } from './errors';
@@ -201,6 +201,41 @@ export class TaskStore {
   static remove({ dir, task }: Pick<TaskStoreOptions, 'dir' | 'task'>): void {
     const path = TaskStore.pathOf(dir, task);
     for (const suffix of ['', '-wal', '-shm']) rmSync(`${path}${suffix}`, { force: true });
+  }
+
+  /** The tasks with a store file in `dir` (none when `dir` does not exist), ascending. */
+  static tasksIn(dir: string): number[] {
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw err;
+    }
+    const tasks: number[] = [];
+    for (const name of names) {
+      const m = /^task-(\d{1,9})\.sqlite$/.exec(name);
+      if (m) tasks.push(Number(m[1]));
+    }
+    return tasks.sort((a, b) => a - b);
+  }
+
+  /**
+   * The changelog offset a closed (or another connection's) store file reflects, read without
+   * opening it as a store (no migration, no write): -1 when it has none or cannot be read.
+   */
+  static peekCheckpoint({ dir, task }: Pick<TaskStoreOptions, 'dir' | 'task'>): number {
+    let db: Database.Database | undefined;
+    try {
+      db = new Database(TaskStore.pathOf(dir, task), { readonly: true, fileMustExist: true });
+      const value: unknown = db.prepare(`SELECT value FROM meta WHERE name = '${CHECKPOINT}'`).pluck().get();
+      const offset = typeof value === 'number' || typeof value === 'bigint' ? Number(value) : -1;
+      return Number.isSafeInteger(offset) && offset >= 0 ? offset : -1;
+    } catch {
+      return -1;
+    } finally {
+      db?.close();
+    }
   }
 
   private static pathOf(dir: string, task: number): string {

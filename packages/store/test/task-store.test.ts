@@ -29,6 +29,21 @@ describe('TaskStore', () => {
   });
   afterEach(() => tmp.cleanup());
 
+  it('lists the task stores in a directory, and peeks at a store file’s checkpoint without opening it as a store', () => {
+    expect(TaskStore.tasksIn(join(tmp.path, 'absent'))).toEqual([]);
+    const a = open(12);
+    a.commit([['k', entity(1)]], '41', 1);
+    const b = open(3);
+    expect(TaskStore.tasksIn(tmp.path)).toEqual([3, 12]);
+    expect(TaskStore.peekCheckpoint({ dir: tmp.path, task: 12 })).toBe(41); // open elsewhere: a WAL reader
+    a.close();
+    b.close();
+    expect(TaskStore.peekCheckpoint({ dir: tmp.path, task: 12 })).toBe(41);
+    expect(TaskStore.peekCheckpoint({ dir: tmp.path, task: 3 })).toBe(-1); // nothing committed
+    expect(TaskStore.peekCheckpoint({ dir: tmp.path, task: 4 })).toBe(-1); // no file
+    expect(TaskStore.tasksIn(tmp.path)).toEqual([3, 12]); // peeking created nothing
+  });
+
   it('keeps one WAL-mode file per task at <dir>/task-<n>.sqlite', () => {
     const store = open(7);
     expect(store.path).toBe(join(tmp.path, 'task-7.sqlite'));

@@ -22,6 +22,8 @@ export interface ProcessorConfig extends RelayTopics {
   /** Partition count used when the processor creates missing topics. */
   partitions: number;
   stateDir: string;
+  /** STATE_CLEANUP_DELAY_MS: a store of a task owned elsewhere is kept this long, then deleted. */
+  stateCleanupDelayMs: number;
   httpHost: string;
   httpPort: number;
   logLevel: string;
@@ -85,6 +87,7 @@ export const PROCESSOR_ENV = Type.Object({
   DEAD_LETTER_TOPIC: EnvVar.topic('accounts-dead-letter'),
   PARTITIONS: EnvVar.integer({ default: 6, minimum: 1, maximum: 1000 }),
   STATE_DIR: EnvVar.text({ default: './data/processor' }),
+  STATE_CLEANUP_DELAY_MS: EnvVar.integer({ default: 600_000, minimum: 0, maximum: 604_800_000 }),
   HTTP_HOST: EnvVar.text({ default: '0.0.0.0' }),
   HTTP_PORT: EnvVar.port(8080),
   LOG_LEVEL: EnvVar.logLevel(),
@@ -170,6 +173,7 @@ const CONFIG_FROM_ENV = {
   eventsTopic: 'EVENTS_TOPIC',
   deadLetterTopic: 'DEAD_LETTER_TOPIC',
   partitions: 'PARTITIONS',
+  stateCleanupDelayMs: 'STATE_CLEANUP_DELAY_MS',
   transactionTimeoutMs: 'TRANSACTION_TIMEOUT_MS',
   sessionTimeoutMs: 'SESSION_TIMEOUT_MS',
   concurrency: 'CONCURRENCY',

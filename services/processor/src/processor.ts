@@ -223,6 +223,7 @@ export class Processor {
           ? stableEntryPorts(ports, settle)
           : ports,
       deleteRetentionMs,
+      stateCleanupDelayMs: config.stateCleanupDelayMs,
       inputTopics,
       restores: this.restores,
       task: {

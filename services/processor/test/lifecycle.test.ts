@@ -94,7 +94,8 @@ interface V2Options {
   resumeWaitMs?: number;
 }
 
-function harness(v2?: V2Options): Harness {
+/** `cleanupDelayMs`: STATE_CLEANUP_DELAY_MS (0 here: a revoked task's store file goes at once). */
+function harness(v2?: V2Options, cleanupDelayMs = 0): Harness {
   const dir = mkdtempSync(join(tmpdir(), 'lifecycle-'));
   const h = {
     calls: [] as string[],
@@ -128,6 +129,8 @@ function harness(v2?: V2Options): Harness {
       h.calls.push(`remove-store ${task}`);
       TaskStore.remove({ dir, task });
     },
+    storesOnDisk: () => TaskStore.tasksIn(dir),
+    peekCheckpoint: (task) => TaskStore.peekCheckpoint({ dir, task }),
     changelogEnds: async (tasks) => {
       h.calls.push('changelog-end');
       for (const task of tasks ?? []) await h.holds.changelogEnds?.(task);
@@ -183,6 +186,7 @@ function harness(v2?: V2Options): Harness {
     retryBaseMs: 1,
     retryMaxMs: 5,
     restores: h.restores,
+    stateCleanupDelayMs: cleanupDelayMs,
     ...(v2?.resumeWaitMs !== undefined && { resumeWaitMs: v2.resumeWaitMs }),
     task: {
       ...(v2 && { commits: v2.commits(metrics) }),
@@ -888,5 +892,61 @@ describe('exactly-once v2: a kept task whose transaction the group refused resum
     await fold(7, 'k1');
     await until(() => h.calls.includes('restore') && h.lifecycle.stateOf(0) !== 'FAILED', 'the long way back');
     expect(await resumes()).toBe(0);
+  });
+});
+
+describe('kept state (STATE_CLEANUP_DELAY_MS)', () => {
+  const DELAY_MS = 300;
+  let h: Harness;
+  beforeEach(() => {
+    h = harness(undefined, DELAY_MS);
+    h.ends.set(0, 20n);
+    h.restoreBatches.push({ task: 0, records: [record('k0')], next: 20n });
+  });
+  afterEach(async () => {
+    await h.lifecycle.closeAll();
+    rmSync(h.dir, { recursive: true, force: true });
+  });
+  const restoresOf = (task: number) => h.restoreFrom.filter((from) => from.has(task)).map((from) => from.get(task));
+
+  it('a revoked task keeps its store file; back within the delay, it restores from its checkpoint and the file stays', async () => {
+    h.lifecycle.onAssignment('member-a', [0, 1]);
+    await until(() => h.lifecycle.allRunning, 'both tasks to run');
+    h.lifecycle.onAssignment('member-a', [1]);
+    expect(h.lifecycle.stateOf(0)).toBeUndefined();
+    expect(h.lifecycle.held()).toEqual({
+      owned: [1],
+      stores: [
+        [0, 20], // closed: its checkpoint read from the file
+        [1, -1], // open, nothing committed yet
+      ],
+    });
+    h.restoreBatches.length = 0; // nothing new in the changelog meanwhile
+    h.lifecycle.onAssignment('member-a', [0, 1]);
+    await until(() => h.lifecycle.allRunning, 'both tasks to run again');
+    expect(restoresOf(0)).toEqual([null, 20n]); // the first entry rebuilt it; the return read only the tail
+    expect(h.lifecycle.read('k0')?.task).toBe(0);
+    await new Promise((r) => setTimeout(r, DELAY_MS + 150));
+    expect(h.calls).not.toContain('remove-store 0');
+    expect(TaskStore.tasksIn(h.dir)).toEqual([0, 1]);
+  });
+
+  it('deletes a kept store file once the delay has passed without the task coming back', async () => {
+    h.lifecycle.onAssignment('member-a', [0, 1]);
+    await until(() => h.lifecycle.allRunning, 'both tasks to run');
+    const revokedAt = Date.now();
+    h.lifecycle.onAssignment('member-a', [1]);
+    await until(() => h.calls.includes('remove-store 0'), 'the kept store to be deleted');
+    expect(Date.now() - revokedAt).toBeGreaterThanOrEqual(DELAY_MS - 20);
+    expect(TaskStore.tasksIn(h.dir)).toEqual([1]);
+    expect(h.lifecycle.held()).toEqual({ owned: [1], stores: [[1, -1]] });
+  });
+
+  it('a store file an earlier run left for a task not assigned now is published, then deleted after the delay', async () => {
+    TaskStore.open({ dir: h.dir, task: 5 }).close();
+    h.lifecycle.onAssignment('member-a', [1]);
+    expect(h.lifecycle.held()).toEqual({ owned: [1], stores: [[5, -1]] }); // task 1's store opens as it enters
+    await until(() => h.calls.includes('remove-store 5'), 'the left-over store to be deleted');
+    expect(TaskStore.tasksIn(h.dir)).toEqual([1]);
   });
 });

@@ -112,6 +112,7 @@ export class GroupConsumer {
     const { kafka, groupId, config, lifecycle, logger, identity } = this.deps;
     const assigner = coPartitionedAssigner({
       ...(identity && { identity }),
+      holding: () => lifecycle.held(),
       onDuplicate: (excluded, { instanceId, holder }) =>
         logger.warn(
           { instanceId, excluded, keeper: holder },

@@ -40,6 +40,8 @@ export function kafkaPorts(o: KafkaPortsOptions): LifecyclePorts {
       initTaskProducer({ kafka: o.kafka, appId: o.appId, task, transactionTimeoutMs: o.transactionTimeoutMs }),
     openStore: (task) => (o.openStore ? o.openStore(o.stateDir, task) : TaskStore.open({ dir: o.stateDir, task })),
     removeStore: (task) => TaskStore.remove({ dir: o.stateDir, task }),
+    storesOnDisk: () => TaskStore.tasksIn(o.stateDir),
+    peekCheckpoint: (task) => TaskStore.peekCheckpoint({ dir: o.stateDir, task }),
     changelogEnds: () => endOffsets(o.admin, o.changelogTopic),
     restore: ({ from, ends, apply, wanted, onOffsetOutOfRange }) =>
       restoreChangelog({

@@ -1,5 +1,5 @@
 import { decodeInputPositions, INPUT_POSITIONS_HEADER, type StoredEntity } from '@state-relay/contracts';
-import type { TaskOwnership } from '@state-relay/kafka-runtime';
+import type { MemberTasks, StoreHeld, TaskOwnership } from '@state-relay/kafka-runtime';
 import type { StoreChange, TaskStore } from '@state-relay/store';
 import type { IHeaders, Producer } from 'kafkajs';
 import { asTaskFailure, TaskFailure } from './errors';
@@ -24,6 +24,10 @@ export interface LifecyclePorts {
   initProducer(task: number): Promise<Producer | undefined>;
   openStore(task: number): TaskStore;
   removeStore(task: number): void;
+  /** The tasks with a store file in STATE_DIR (owned, or kept after a revoke or a restart). */
+  storesOnDisk?(): number[];
+  /** The changelog offset a store file that is not open reflects (-1: none, or unreadable). */
+  peekCheckpoint?(task: number): number;
   /**
    * End offset of every changelog partition; for `tasks` (the ones entering) the end once every
    * transaction that had written to their partitions has ended (exactly-once v2, see settledEnds).
@@ -62,7 +66,15 @@ export interface LifecycleOptions {
   retryMaxMs?: number;
   /** Each restore's progress, for GET /status. */
   restores?: RestoreProgress;
+  /**
+   * STATE_CLEANUP_DELAY_MS: how long the store file of a task this instance does not own is kept
+   * (a task that comes back restores only what the changelog gained meanwhile); 0 deletes at once.
+   */
+  stateCleanupDelayMs?: number;
 }
+
+/** See LifecycleOptions.stateCleanupDelayMs. */
+export const STATE_CLEANUP_DELAY_MS = 600_000;
 
 /**
  * The one place task transitions are decided. For the instance's current assignment:
@@ -73,12 +85,18 @@ export interface LifecycleOptions {
  *   any failure  → FAILED (uncommitted units dropped, paused) → RESTORING again, with back-off,
  *                  once the task is known to be ours (this generation's assignment, or the
  *                  coordinator says so: a fenced zombie must not fence the real owner)
- *   revoked      → CLOSED, state file deleted (it would go stale while another instance owns it)
+ *   revoked      → CLOSED, state file kept for STATE_CLEANUP_DELAY_MS (a task that returns
+ *                  restores only the changelog's tail; the leader gives a task back to a member
+ *                  with its store), then deleted unless the task came back
  * A batch is only folded by a RUNNING task of the current assignment.
  */
 export class TaskLifecycle implements CommitSource {
   private readonly tasks = new Map<number, Task>();
   private readonly closing = new Map<number, Promise<void>>();
+  /** Store files of tasks this instance does not own, each deleted when its timer fires. */
+  private readonly cleanups = new Map<number, NodeJS.Timeout>();
+  /** The checkpoint of each store file not open, read once (see held); forgotten when the task is opened again. */
+  private readonly peeked = new Map<number, number>();
   private assigned = new Set<number>();
   private memberId = '';
   private generationId = -1;
@@ -89,6 +107,32 @@ export class TaskLifecycle implements CommitSource {
   /** The tasks of the current assignment. */
   get owned(): number[] {
     return [...this.assigned].sort((a, b) => a - b);
+  }
+
+  /** What this member publishes when it joins (see stickyAssignment): the tasks it owns and its stores on disk. */
+  held(): MemberTasks {
+    const { ports, task: deps } = this.options;
+    let onDisk: number[] = [];
+    try {
+      onDisk = ports.storesOnDisk?.() ?? [];
+    } catch (err) {
+      deps.logger.warn({ err }, 'listing the task stores on disk failed; joining as if there were none');
+    }
+    const stores = onDisk.map((id): StoreHeld => {
+      const open = this.tasks.get(id)?.store;
+      if (open) {
+        try {
+          const checkpoint = open.checkpoint();
+          return [id, checkpoint === null ? -1 : Number(checkpoint)];
+        } catch {
+          return [id, -1]; // a failing store: the task is recovering
+        }
+      }
+      let offset = this.peeked.get(id);
+      if (offset === undefined) this.peeked.set(id, (offset = ports.peekCheckpoint?.(id) ?? -1));
+      return [id, offset];
+    });
+    return { owned: this.owned, stores };
   }
 
   /** Every assigned task is RUNNING. */
@@ -161,6 +205,7 @@ export class TaskLifecycle implements CommitSource {
       }
     }
     this.options.task.metrics.tasksOwned.set(this.assigned.size);
+    this.scheduleCleanups();
     if (entering.length > 0) void this.enterGuarded(entering);
     for (const task of resuming) void this.resume(task);
   }
@@ -200,6 +245,7 @@ export class TaskLifecycle implements CommitSource {
   /** Graceful stop, step 2 (after leaving the group): close every task, keeping its state file. */
   async closeAll(): Promise<void> {
     this.stopping = true;
+    for (const id of [...this.cleanups.keys()]) this.keep(id); // the next run's first assignment decides
     const tasks = [...this.tasks.values()];
     this.tasks.clear();
     await Promise.all(tasks.map((t) => t.close()));
@@ -207,6 +253,8 @@ export class TaskLifecycle implements CommitSource {
   }
 
   private create(id: number): Task {
+    this.keep(id); // back before its kept store was deleted: restore reads only the changelog's tail
+    this.peeked.delete(id);
     const task = new Task(id, {
       ...this.options.task,
       pause: (t) => this.options.ports.pause(t),
@@ -224,21 +272,65 @@ export class TaskLifecycle implements CommitSource {
     return task;
   }
 
-  /** Revoked (or stopping): CLOSED; the state file goes too when the task moved away. */
-  private release(task: Task, removeState: boolean): void {
+  /** Revoked (or stopping): CLOSED; when the task moved away its state file is deleted after STATE_CLEANUP_DELAY_MS. */
+  private release(task: Task, revoked: boolean): void {
     if (this.tasks.get(task.id) === task) this.tasks.delete(task.id);
     const previous = this.closing.get(task.id) ?? Promise.resolve();
     const done = previous
       .then(() => task.close())
-      .then(() => {
-        if (removeState) this.options.ports.removeStore(task.id);
-      })
       .catch((err: unknown) => this.options.task.logger.warn({ err, task: task.id }, 'closing a revoked task failed'))
       .finally(() => {
         if (this.closing.get(task.id) === done) this.closing.delete(task.id);
       });
     this.closing.set(task.id, done);
-    this.options.task.logger.info({ task: task.id }, 'task revoked; closed and its state file deleted');
+    this.peeked.delete(task.id); // read again once closed: its last commit moved it
+    if (!revoked) return;
+    const delayMs = this.options.stateCleanupDelayMs ?? STATE_CLEANUP_DELAY_MS;
+    this.options.task.logger.info({ task: task.id, keptForMs: delayMs }, 'task revoked; closed, its state file kept');
+    this.scheduleCleanup(task.id, delayMs);
+  }
+
+  /** Every store on disk of a task not owned (left by a revoke or an earlier run) gets its cleanup timer. */
+  private scheduleCleanups(): void {
+    if (!this.options.ports.storesOnDisk) return;
+    let stores: number[];
+    try {
+      stores = this.options.ports.storesOnDisk();
+    } catch (err) {
+      this.options.task.logger.warn({ err }, 'listing the task stores on disk failed; kept stores are not cleaned up');
+      return;
+    }
+    const delayMs = this.options.stateCleanupDelayMs ?? STATE_CLEANUP_DELAY_MS;
+    for (const id of stores) if (!this.tasks.has(id) && !this.cleanups.has(id)) this.scheduleCleanup(id, delayMs);
+  }
+
+  private scheduleCleanup(id: number, delayMs: number): void {
+    this.keep(id);
+    const remove = () => {
+      this.cleanups.delete(id);
+      if (this.tasks.has(id) || this.stopping) return; // back meanwhile, or the process is stopping
+      void (this.closing.get(id) ?? Promise.resolve()).then(() => {
+        if (this.tasks.has(id) || this.stopping) return;
+        try {
+          this.peeked.delete(id);
+          this.options.ports.removeStore(id);
+          this.options.task.logger.info({ task: id }, 'kept state file of a task owned elsewhere deleted');
+        } catch (err) {
+          this.options.task.logger.warn({ err, task: id }, 'deleting a kept state file failed');
+        }
+      });
+    };
+    if (delayMs <= 0) return remove();
+    const timer = setTimeout(remove, delayMs);
+    timer.unref();
+    this.cleanups.set(id, timer);
+  }
+
+  /** The task is ours again (or the process stops): its store file stays. */
+  private keep(id: number): void {
+    const timer = this.cleanups.get(id);
+    if (timer) clearTimeout(timer);
+    this.cleanups.delete(id);
   }
 
   private fail(task: Task, failure: TaskFailure): void {
