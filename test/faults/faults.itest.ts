@@ -76,7 +76,9 @@ describe('faults during a sweep under load (containers)', () => {
     afterAll(() => {
       delete process.env.FAULTS_EXACTLY_ONCE;
     });
-    const V1_FAULTS: FaultName[] = ['freeze-processor', 'expire-transaction', 'kill-processor', 'poison-record'];
+    // The two whose fencing differs under v1 (the task's own transactional id); a kill and a poison
+    // record take the same path in both modes and run under v2 above (`.ci/run`'s time, issue 32).
+    const V1_FAULTS: FaultName[] = ['freeze-processor', 'expire-transaction'];
     it.each(V1_FAULTS.map((f, i) => [f, i] as const))(
       '%s mid-scan under v1: nothing lost, nothing applied twice, one first result per command, the scan completes',
       (fault: FaultName, i: number) => oneFault(fault, BASE_SEED + 200 + i),
