@@ -79,10 +79,11 @@ function toRecord(topic: string, partition: number, m: KafkaMessage): ConsumedRe
 }
 
 export interface ReadTopicOptions {
-  /** Stop once this many records arrived (fails at the deadline with how many did). */
+  /** Stop once this many records arrived (fails when the read stops moving, with how many did). */
   count?: number;
   /** Without `count`: read until the topic's end offsets seen at the start. */
   isolation?: 'read_committed' | 'read_uncommitted';
+  /** Give up after this long without progress (default 30 s); a read that keeps moving is never cut. */
   timeoutMs?: number;
 }
 
@@ -125,16 +126,24 @@ export async function readTopic(kafka: Kafka, topic: string, opts: ReadTopicOpti
       if (opts.count !== undefined) return records.length >= opts.count;
       return ends.every((e) => BigInt(e.high) === 0n || (next.get(e.partition) ?? 0n) >= BigInt(e.high));
     };
-    await waitUntil(() => done(), {
-      timeoutMs: opts.timeoutMs ?? 30_000,
-      intervalMs: 50,
-      message: `${opts.count ?? 'end of'} records on ${topic}`,
-    }).catch((err: Error) => {
-      // How far it got when it gave up (a slow read and a read stuck at an open transaction differ here).
-      const reached = ends.map((e) => `${e.partition}: ${next.get(e.partition) ?? 0n}/${e.high}`).join(', ');
-      err.message += ` (got ${records.length} records; next offset per partition ${reached})`;
-      throw err;
-    });
+    // The timeout counts from the last progress, not from the start: a big topic read beside other
+    // deployments on a loaded machine goes on while it moves; a read that stops moving (stuck at an
+    // open transaction, or nothing more arrives) gives up after `timeoutMs` without progress.
+    const stallMs = opts.timeoutMs ?? 30_000;
+    let progress = '';
+    let movedAt = Date.now();
+    while (!done()) {
+      const now = `${records.length}/${[...next.values()].join(',')}`;
+      if (now !== progress) [progress, movedAt] = [now, Date.now()];
+      if (Date.now() - movedAt > stallMs) {
+        // How far it got when it gave up (a slow read and a read stuck at an open transaction differ here).
+        const reached = ends.map((e) => `${e.partition}: ${next.get(e.partition) ?? 0n}/${e.high}`).join(', ');
+        throw new Error(
+          `no progress for ${stallMs} ms waiting for ${opts.count ?? 'end of'} records on ${topic} (got ${records.length} records; next offset per partition ${reached})`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   } finally {
     await consumer.disconnect();
   }
