@@ -235,6 +235,8 @@ export class Processor {
         commitIntervalMs: config.commitIntervalMs,
         commitMaxRecords: config.commitMaxRecords,
         maxUncommittedRecords: config.maxUncommittedRecords,
+        commandShare: config.commandShare,
+        foldSliceMs: config.foldSliceMs,
         entityMaxBytes: config.entityMaxBytes,
         poisonMaxAttempts: config.poisonMaxAttempts,
         onCommit: (report) => {

@@ -62,6 +62,8 @@ export function kafkaPorts(o: KafkaPortsOptions): LifecyclePorts {
     ownership: (memberId, task) => taskOwnership(o.admin, o.groupId, memberId, task),
     pause: (task) => whileRunning(() => o.consumer().pause(both(task))),
     resume: (task) => whileRunning(() => o.consumer().resume(both(task))),
+    pauseTopic: (topic, task) => whileRunning(() => o.consumer().pause([{ topic, partitions: [task] }])),
+    resumeTopic: (topic, task) => whileRunning(() => o.consumer().resume([{ topic, partitions: [task] }])),
     seek: (topic, task, offset) => whileRunning(() => o.consumer().seek({ topic, partition: task, offset })),
   };
 }
