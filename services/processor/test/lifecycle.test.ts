@@ -94,7 +94,7 @@ interface V2Options {
   resumeWaitMs?: number;
 }
 
-function harness(v2?: V2Options): Harness {
+function harness(v2?: V2Options, taskOptions: { commandShare?: number; maxUncommittedRecords?: number } = {}): Harness {
   const dir = mkdtempSync(join(tmpdir(), 'lifecycle-'));
   const h = {
     calls: [] as string[],
@@ -196,6 +196,7 @@ function harness(v2?: V2Options): Harness {
       commitIntervalMs: 1,
       commitMaxRecords: 1000,
       maxUncommittedRecords: 5000,
+      ...taskOptions,
     },
   });
   return { ...h, lifecycle, metrics };
@@ -890,5 +891,71 @@ describe('exactly-once v2: a kept task whose transaction the group refused resum
     await fold(7, 'k1');
     await until(() => h.calls.includes('restore') && h.lifecycle.stateOf(0) !== 'FAILED', 'the long way back');
     expect(await resumes()).toBe(0);
+  });
+});
+
+describe('the command share pauses the commands partition alone (issue 32.2)', () => {
+  let h: Harness;
+  beforeEach(() => {
+    // COMMIT_MAX_RECORDS 1000: a unit takes 10 commands; back-pressure at 1000 uncommitted records.
+    h = harness(undefined, { commandShare: 0.01, maxUncommittedRecords: 1000 });
+  });
+  afterEach(async () => {
+    await h.lifecycle.closeAll();
+    rmSync(h.dir, { recursive: true, force: true });
+  });
+
+  const batchOf = (topic: string, from: number, count: number) => ({
+    topic,
+    partition: 0,
+    messages: Array.from({ length: count }, (_, i) => signUp(from + i, `k${from + i}`)),
+    lastOffset: String(from + count - 1),
+  });
+
+  it('back-pressure ending does not resume it, the unit holding it committing does; a new generation pauses it again', async () => {
+    h.lifecycle.onAssignment('member-a', [0], 1);
+    await until(() => h.lifecycle.stateOf(0) === 'RUNNING', 'task 0 to run');
+    const task = h.lifecycle.runningTask(0)!;
+    let release!: () => void;
+    h.commitGate.value = new Promise<void>((resolve) => (release = resolve));
+    h.calls.length = 0;
+
+    // A full unit of events commits (held at the gate) and 1000 uncommitted records pause both partitions.
+    expect(await task.foldBatch(batchOf(EVENTS, 7, 1000))).toBe('1006');
+    await until(() => h.calls.includes('pause 0'), 'back-pressure');
+    // Commands fetched in the same round: 10 of them, then the commands partition pauses alone.
+    expect(await task.foldBatch(batchOf(COMMANDS, 2, 25))).toBe('11');
+    expect(h.calls).toContain(`pause ${COMMANDS} 0`);
+    expect(task.commandsHeld).toBe(true);
+
+    // A replacement consumer (same member, next generation) knows nothing of the pauses.
+    h.calls.length = 0;
+    h.lifecycle.onAssignment('member-a', [0], 2);
+    expect(h.calls).toContain('pause 0'); // back-pressure's pause covers both partitions
+
+    h.calls.length = 0;
+    h.commitGate.value = undefined;
+    release();
+    await until(() => h.calls.includes(`resume ${COMMANDS} 0`), 'the commands partition to resume');
+    // Back-pressure ended before the held unit committed: only the events partition resumed then.
+    expect(h.calls.indexOf(`resume ${EVENTS} 0`)).toBeGreaterThanOrEqual(0);
+    expect(h.calls.indexOf(`resume ${EVENTS} 0`)).toBeLessThan(h.calls.indexOf(`resume ${COMMANDS} 0`));
+    expect(h.calls).not.toContain('resume 0');
+    expect(task.commandsHeld).toBe(false);
+    expect(await h.metrics.commandSharePauses.get()).toMatchObject({ values: [{ value: 1 }] });
+  });
+
+  it('a new generation re-applies a pause of the commands partition alone', async () => {
+    h.lifecycle.onAssignment('member-a', [0], 1);
+    await until(() => h.lifecycle.stateOf(0) === 'RUNNING', 'task 0 to run');
+    const task = h.lifecycle.runningTask(0)!;
+    h.commitGate.value = new Promise<void>(() => undefined); // the held unit never commits in this test
+    // COMMIT_INTERVAL_MS is 1 here: the first 10 commit on the interval, the next 10 reach the share.
+    expect(await task.foldBatch(batchOf(COMMANDS, 2, 25))).toBe('21');
+    expect(task.commandsHeld).toBe(true);
+    h.calls.length = 0;
+    h.lifecycle.onAssignment('member-a', [0], 2);
+    expect(h.calls).toEqual([`seek ${EVENTS} 0 7`, `seek ${COMMANDS} 0 22`, `pause ${COMMANDS} 0`]);
+    h.commitGate.value = undefined;
   });
 });

@@ -293,14 +293,15 @@ export class Task implements TaskContext {
   private async foldCommands(batch: InputBatch, start: number, incarnation: number): Promise<string | undefined> {
     const from = this.position.get(batch.topic) ?? 0n;
     for (let i = start; i < batch.messages.length;) {
-      let yielded = false;
+      let yielded = i > start;
+      if (yielded) await new Promise<void>((resolve) => setImmediate(resolve));
       while (this.eventsFolding) {
         await this.eventsFolding; // the same fetch round: bounded by that batch
         yielded = true;
       }
-      if (i > start && !yielded) await new Promise<void>((resolve) => setImmediate(resolve));
-      if ((i > start || yielded) && !this.live(incarnation)) return undefined;
-      if (this.commandsFull()) return this.holdCommands(batch, from);
+      if (yielded && !this.live(incarnation)) return undefined;
+      // Held: a unit reached the share and has not committed (a commit that started since moved it out of `open`).
+      if (this.commandsHeldBy || this.commandsFull()) return this.holdCommands(batch, from);
       i = this.foldSlice(batch, i, true);
       if (i < 0) return undefined;
     }
