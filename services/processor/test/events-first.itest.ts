@@ -154,6 +154,7 @@ describe('events first against a real broker (issue 32.2)', () => {
     await new Promise((r) => setTimeout(r, 1_000));
     const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
     await producer.connect();
+    const floodAt = Date.now();
     for (let i = 0; i < commands.length; i += 2_000) {
       await producer.send({
         topic: d.commandsTopic,
@@ -198,18 +199,26 @@ describe('events first against a real broker (issue 32.2)', () => {
     // Each event's commit: the first unit of its partition whose events position passed it.
     const eventRecords = await readStamped(kafka, d.eventsTopic);
     const latencies: number[] = [];
+    const duringFlood: number[] = [];
+    const floodEnd = Math.max(...results.map((r) => r.processedAt ?? 0), floodAt);
     for (const e of eventRecords) {
       const unit = units.get(e.partition)?.find((u) => (u.positions.get(d.eventsTopic) ?? 0n) > e.offset);
-      if (unit) latencies.push(unit.committedAt - e.timestamp);
+      if (!unit) continue;
+      latencies.push(unit.committedAt - e.timestamp);
+      if (e.timestamp >= floodAt && e.timestamp <= floodEnd) duringFlood.push(unit.committedAt - e.timestamp);
     }
-    latencies.sort((a, b) => a - b);
-    const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!;
+    const summary = (ms: number[]) => {
+      const sorted = [...ms].sort((a, b) => a - b);
+      const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+      return `${sorted.length} events: p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${sorted.at(-1)} ms`;
+    };
     console.log(
-      `events-first: ${COMMANDS} commands in ${[...units.values()].reduce((n, l) => n + l.length, 0)} units ` +
-        `(largest ${largest}, ${capped} at the cap of ${CAP}); ${latencies.length} events, commit latency ` +
-        `p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${latencies.at(-1)} ms`,
+      `events-first (COMMAND_SHARE ${COMMAND_SHARE}): ${COMMANDS} commands in ${((floodEnd - floodAt) / 1000).toFixed(1)} s, ` +
+        `${[...units.values()].reduce((n, l) => n + l.length, 0)} visible units (largest ${largest} commands, ` +
+        `${capped} at the cap of ${CAP}); event commit latency during the flood ${summary(duringFlood)}; ` +
+        `all ${summary(latencies)}`,
     );
     expect(latencies.length).toBe(eventRecords.length);
-    expect(latencies.at(-1)!).toBeLessThanOrEqual(COMMIT_INTERVAL_MS + FOLD_SLICE_MS + LOADED_MACHINE_MARGIN_MS);
+    expect(Math.max(...latencies)).toBeLessThanOrEqual(COMMIT_INTERVAL_MS + FOLD_SLICE_MS + LOADED_MACHINE_MARGIN_MS);
   });
 });

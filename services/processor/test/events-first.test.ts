@@ -7,7 +7,8 @@ import type { KafkaMessage } from 'kafkajs';
 import pino from 'pino';
 import { createProcessorMetrics } from '../src/metrics';
 import type { CommitPort } from '../src/tasks/instance-commit';
-import { commandCapOf, Task, type TaskDeps } from '../src/tasks/task';
+import { commandCapOf } from '../src/tasks/command-share';
+import { Task, type TaskDeps } from '../src/tasks/task';
 import { counterDomain } from './counter-domain';
 
 // Events first (issue 32.2) on one task with fakes around it: the commit port answers at once

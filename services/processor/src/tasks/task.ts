@@ -10,6 +10,7 @@ import type { ProcessorMetrics } from '../metrics';
 import { asTaskFailure, TaskFailure, type TaskFailureKind } from './errors';
 import { DEAD_LETTER_MAX_BYTES, DEFAULT_ENTITY_MAX_BYTES } from '../kafka/limits';
 import { foldInput, foldRecord, type FoldContext, type FoldInput } from './fold';
+import { commandCapOf, type CommandCap } from './command-share';
 import { commitAlone } from './isolation';
 import { PoisonWatch, poisonCause, type PoisonCause } from './poison';
 import type { CommitPort } from './instance-commit';
@@ -92,27 +93,6 @@ const FOLD_SLICE = 500;
 const DEFAULT_FOLD_SLICE_MS = 4;
 /** Records folded between two looks at the clock (performance.now costs ~50 ns; a record 5-60 µs). */
 const CLOCK_EVERY = 32;
-
-/** What the commands of one unit may take: records and fold time (ms). */
-export interface CommandCap {
-  records: number;
-  ms: number;
-}
-
-/**
- * COMMAND_SHARE of a unit: ceil(share x COMMIT_MAX_RECORDS) command records (the unit commits
- * early at COMMIT_MAX_RECORDS, so the rest of it stays for events) and share x COMMIT_INTERVAL_MS
- * of fold time (a commit cycle's worth: events of the task keep the rest of each interval).
- * Undefined (no cap) at a share of 1.
- */
-export function commandCapOf(
-  share: number,
-  commitMaxRecords: number,
-  commitIntervalMs: number,
-): CommandCap | undefined {
-  if (share >= 1) return undefined;
-  return { records: Math.max(1, Math.ceil(share * commitMaxRecords)), ms: share * commitIntervalMs };
-}
 
 /** How long close() waits for a transaction in flight before it lets go of the producer. */
 const CLOSE_WAIT_MS = 15_000;
