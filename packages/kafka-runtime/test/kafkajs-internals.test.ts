@@ -34,6 +34,7 @@ import {
   offsetOutOfRangePartition,
   openTopicFetcher,
   withCoordinatorLookup,
+  withTargetTopics,
   type FetchPartitionData,
 } from '../src/kafkajs';
 
@@ -99,6 +100,30 @@ describe("kafkajs's cluster factory", () => {
     expect(wrapped).toHaveLength(1);
     expect(typeof wrapped[0]).toBe('function');
     expect((kafka as unknown as Record<symbol, unknown>)[key]).toBe(before);
+  });
+
+  it("hands back a producer's Cluster.addMultipleTargetTopics (metadata up front), with the coordinator lookup also wrapped, and puts the factory back", async () => {
+    const kafka = newKafka();
+    const key = Object.getOwnPropertySymbols(kafka).find((s) => s.description === CREATE_CLUSTER_SYMBOL)!;
+    const before = (kafka as unknown as Record<symbol, unknown>)[key];
+    const wrapped: unknown[] = [];
+    const { client, addTargetTopics } = withTargetTopics(kafka, () =>
+      withCoordinatorLookup(
+        kafka,
+        (find) => {
+          wrapped.push(find);
+          return find;
+        },
+        () => kafka.producer({ transactionalId: 'tx', idempotent: true, maxInFlightRequests: 1 }),
+      ),
+    );
+    expect(typeof client.transaction).toBe('function');
+    expect(wrapped).toHaveLength(1);
+    expect(typeof addTargetTopics).toBe('function');
+    expect((kafka as unknown as Record<symbol, unknown>)[key]).toBe(before);
+    // What the producer's send path calls for each batch: kafkajs src/producer/sendMessages.js.
+    expect(kafkajsSource('producer/sendMessages.js')).toMatch(/cluster\.addMultipleTargetTopics\(/);
+    expect(() => withTargetTopics({} as Kafka, () => 'client')).toThrow(KafkajsShapeError);
   });
 
   it('a client without it fails by name; the coordinator cache then creates the client unchanged', () => {

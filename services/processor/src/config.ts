@@ -7,6 +7,7 @@ import {
   KAFKA_CONNECTION_ENV,
   kafkaConnectionFrom,
   loadEnv,
+  PROBLEM_KEYWORD,
   SHARED_CONFIG_FROM_ENV,
   type KafkaConnection,
 } from '@state-relay/service-kit';
@@ -43,6 +44,14 @@ export interface ProcessorConfig extends RelayTopics {
    * back the events of every task.
    */
   fetchMaxBytesPerPartition: number;
+  /**
+   * The share of a unit of work a task's commands may take: ceil(share x COMMIT_MAX_RECORDS)
+   * records and share x COMMIT_INTERVAL_MS of fold time; above it the commands partition pauses
+   * until the unit commits. 1: no cap.
+   */
+  commandShare: number;
+  /** Fold time (ms) after which a fold slice yields to the event loop (besides 500 records). */
+  foldSliceMs: number;
   /** 'false': the processor creates no topic and checks the ones that exist (a principal without Create). */
   topicsCreate: 'true' | 'false';
   /** Replication factor of the topics it creates; -1: the broker's default.replication.factor. */
@@ -98,6 +107,14 @@ export const PROCESSOR_ENV = Type.Object({
   COMMIT_MAX_RECORDS: EnvVar.integer({ default: 10_000, minimum: 1, maximum: 1_000_000 }),
   MAX_UNCOMMITTED_RECORDS: EnvVar.integer({ default: 50_000, minimum: 1, maximum: 10_000_000 }),
   FETCH_MAX_BYTES_PER_PARTITION: EnvVar.integer({ default: 262_144, minimum: 16_384, maximum: 16_777_216 }),
+  // A fraction: service-kit's EnvVar has no decimal builder, and this is its only one.
+  COMMAND_SHARE: Type.Number({
+    default: 0.5,
+    exclusiveMinimum: 0,
+    maximum: 1,
+    [PROBLEM_KEYWORD]: 'must be a number above 0 and at most 1, got "{value}"',
+  }),
+  FOLD_SLICE_MS: EnvVar.integer({ default: 4, minimum: 1, maximum: 1_000 }),
   ENTITY_MAX_BYTES: EnvVar.integer({
     default: DEFAULT_ENTITY_MAX_BYTES,
     minimum: 1_024,
@@ -181,6 +198,8 @@ const CONFIG_FROM_ENV = {
   commitMaxRecords: 'COMMIT_MAX_RECORDS',
   maxUncommittedRecords: 'MAX_UNCOMMITTED_RECORDS',
   fetchMaxBytesPerPartition: 'FETCH_MAX_BYTES_PER_PARTITION',
+  commandShare: 'COMMAND_SHARE',
+  foldSliceMs: 'FOLD_SLICE_MS',
   entityMaxBytes: 'ENTITY_MAX_BYTES',
   poisonMaxAttempts: 'POISON_MAX_ATTEMPTS',
   exactlyOnce: 'EXACTLY_ONCE',

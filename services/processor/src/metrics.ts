@@ -104,6 +104,10 @@ export function createProcessorMetrics() {
       'processor_admin_replacements_total',
       'Admin clients (task ownership, committed offsets, changelog ends) replaced because a call failed or got no answer within 40 s',
     ),
+    commandSharePauses: metrics.counter(
+      'processor_command_share_pauses_total',
+      "Times a task paused its commands partition because its open unit's commands reached COMMAND_SHARE (records or fold time); it resumes once that unit commits",
+    ),
     backPressurePauses: metrics.counter(
       'processor_backpressure_pauses_total',
       'Times a task paused its partitions because its uncommitted records reached MAX_UNCOMMITTED_RECORDS',

@@ -25,6 +25,7 @@ import { InstanceCommitter } from './tasks/instance-commit';
 import type { ProcessorMetrics } from './metrics';
 import { instancePorts, kafkaPorts, legacyFence, settleOnBroker, stableEntryPorts } from './tasks/kafka-ports';
 import { TaskLifecycle } from './tasks/lifecycle';
+import { warmCommandPath } from './tasks/warm-up';
 import { refreshStoreMetrics } from './tasks/store-metrics';
 import { CommitLatencyWindow } from './status/commit-latency-window';
 import { EventCommitLatency } from './status/event-commit-latency';
@@ -158,6 +159,8 @@ export class Processor {
       deadLetter: config.deadLetterTopic,
       changelog: config.changelogTopic,
     };
+    // In the producers' metadata from the start: the first results send does not wait on a Metadata request.
+    const outputTopics = [config.resultsTopic, config.deadLetterTopic, config.changelogTopic];
     let committer: InstanceCommitter | undefined;
     let identity: MemberIdentity | undefined;
     const keptIn = config.instanceId ? undefined : join(config.stateDir, INSTANCE_ID_FILE);
@@ -178,6 +181,7 @@ export class Processor {
             kafka: this.kafka,
             transactionalId,
             transactionTimeoutMs: config.transactionTimeoutMs,
+            targetTopics: outputTopics,
           }),
         groupId: this.groupId,
         topics,
@@ -202,6 +206,7 @@ export class Processor {
       changelogTopic: config.changelogTopic,
       inputTopics,
       transactionTimeoutMs: config.transactionTimeoutMs,
+      outputTopics,
       requireStableOffsets,
       ...(this.deps.openStore ? { openStore: this.deps.openStore } : {}),
     });
@@ -236,6 +241,8 @@ export class Processor {
         commitIntervalMs: config.commitIntervalMs,
         commitMaxRecords: config.commitMaxRecords,
         maxUncommittedRecords: config.maxUncommittedRecords,
+        commandShare: config.commandShare,
+        foldSliceMs: config.foldSliceMs,
         entityMaxBytes: config.entityMaxBytes,
         poisonMaxAttempts: config.poisonMaxAttempts,
         onCommit: (report) => {
@@ -246,6 +253,8 @@ export class Processor {
       },
     });
     this.lifecycle = lifecycle;
+    const warm = warmCommandPath(this.deps.domain, config.commandsTopic);
+    logger.info(warm, 'command path warmed up (synthetic commands through the fold, nothing stored or sent)');
     metrics.readCommittedLagFrom({ read: () => inputLag.read(), owned: () => lifecycle.owned });
     await committer?.start(lifecycle);
     this.group = new GroupConsumer({

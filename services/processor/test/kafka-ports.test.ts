@@ -42,6 +42,8 @@ describe('kafka ports on a consumer between runs', () => {
     });
     expect(() => ports.pause(1)).not.toThrow();
     expect(() => ports.resume(1)).not.toThrow();
+    expect(() => ports.pauseTopic('commands', 1)).not.toThrow();
+    expect(() => ports.resumeTopic('commands', 1)).not.toThrow();
     expect(() => ports.seek('events', 1, '42')).not.toThrow();
   });
 
@@ -63,6 +65,22 @@ describe('kafka ports on a consumer between runs', () => {
       ],
     ]);
     expect(() => ports.seek('events', 2, '7')).toThrow('partition not assigned');
+  });
+});
+
+describe('kafka ports pausing one input of a task (the command share)', () => {
+  it('pause and resume the named topic of the task only', () => {
+    const calls: unknown[] = [];
+    const ports = portsWith({
+      pause: (tp) => void calls.push(['pause', tp]),
+      resume: (tp) => void calls.push(['resume', tp]),
+    });
+    ports.pauseTopic('commands', 3);
+    ports.resumeTopic('commands', 3);
+    expect(calls).toEqual([
+      ['pause', [{ topic: 'commands', partitions: [3] }]],
+      ['resume', [{ topic: 'commands', partitions: [3] }]],
+    ]);
   });
 });
 

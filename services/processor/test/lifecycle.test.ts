@@ -94,8 +94,11 @@ interface V2Options {
   resumeWaitMs?: number;
 }
 
-/** `cleanupDelayMs`: STATE_CLEANUP_DELAY_MS (0 here: a revoked task's store file goes at once). */
-function harness(v2?: V2Options, cleanupDelayMs = 0): Harness {
+/** `cleanupDelayMs`: STATE_CLEANUP_DELAY_MS (0 by default here: a revoked task's store file goes at once). */
+function harness(
+  v2?: V2Options,
+  taskOptions: { commandShare?: number; maxUncommittedRecords?: number; cleanupDelayMs?: number } = {},
+): Harness {
   const dir = mkdtempSync(join(tmpdir(), 'lifecycle-'));
   const h = {
     calls: [] as string[],
@@ -173,6 +176,8 @@ function harness(v2?: V2Options, cleanupDelayMs = 0): Harness {
       h.calls.push(`pause ${task}`);
     },
     resume: (task) => h.calls.push(`resume ${task}`),
+    pauseTopic: (topic, task) => h.calls.push(`pause ${topic} ${task}`),
+    resumeTopic: (topic, task) => h.calls.push(`resume ${topic} ${task}`),
     seek: (topic, task, offset) => {
       if (h.faults.seek?.(task)) throw new Error(`seek ${task} failed (injected)`);
       h.calls.push(`seek ${topic} ${task} ${offset}`);
@@ -186,7 +191,7 @@ function harness(v2?: V2Options, cleanupDelayMs = 0): Harness {
     retryBaseMs: 1,
     retryMaxMs: 5,
     restores: h.restores,
-    stateCleanupDelayMs: cleanupDelayMs,
+    stateCleanupDelayMs: taskOptions.cleanupDelayMs ?? 0,
     ...(v2?.resumeWaitMs !== undefined && { resumeWaitMs: v2.resumeWaitMs }),
     task: {
       ...(v2 && { commits: v2.commits(metrics) }),
@@ -198,6 +203,7 @@ function harness(v2?: V2Options, cleanupDelayMs = 0): Harness {
       commitIntervalMs: 1,
       commitMaxRecords: 1000,
       maxUncommittedRecords: 5000,
+      ...taskOptions,
     },
   });
   return { ...h, lifecycle, metrics };
@@ -267,10 +273,10 @@ describe('task lifecycle', () => {
         messages: [signUp(7, 'k1'), signUp(8, 'k2')],
         lastOffset: '8',
       }),
-    ).toBe(true);
+    ).toBe('8'); // taken whole: the consumer resolves the batch's last offset
     // A re-delivery of what was folded already is skipped, not applied twice.
     expect(await task.foldBatch({ topic: EVENTS, partition: 0, messages: [signUp(8, 'k2')], lastOffset: '8' })).toBe(
-      true,
+      '8',
     );
     // The store is written a few microtasks after the Kafka commit: wait for both.
     await until(() => h.calls.includes('commit 0') && task.read('k1') !== undefined, 'a commit');
@@ -286,7 +292,7 @@ describe('task lifecycle', () => {
     const task = h.lifecycle.runningTask(0)!;
     const messages = Array.from({ length: 1_234 }, (_, i) => signUp(7 + i, `key-${i}`));
     expect(await task.foldBatch({ topic: EVENTS, partition: 0, messages, lastOffset: String(7 + 1_233 + 1) })).toBe(
-      true,
+      String(7 + 1_233 + 1),
     );
     await until(() => h.offsets.at(-1) === 7 + 1_234 + 1, 'the whole batch (and its trailing marker) to commit');
     // Commits landed between slices: each one's offset is right after the records it carried.
@@ -389,7 +395,7 @@ describe('task lifecycle', () => {
     await until(() => h.lifecycle.stateOf(0) === 'FAILED', 'the failure');
     // The other input's next batch must not run on the store that missed the committed unit.
     expect(await task.foldBatch({ topic: COMMANDS, partition: 0, messages: [signUp(2, 'k1')], lastOffset: '2' })).toBe(
-      false,
+      undefined,
     );
     expect(h.lifecycle.runningTask(0)).toBeUndefined();
     expect(h.calls).toContain('pause 0');
@@ -618,7 +624,7 @@ describe('task lifecycle', () => {
       expect(h.lifecycle.stateOf(0)).toBe('RESTORING');
       const task1 = h.lifecycle.runningTask(1)!;
       expect(await task1.foldBatch({ topic: EVENTS, partition: 1, messages: [signUp(3, 'b1')], lastOffset: '3' })).toBe(
-        true,
+        '3',
       );
       await until(() => task1.read('b1') !== undefined, 'task 1 to commit what it folded');
       expect(h.lifecycle.stateOf(0)).toBe('RESTORING'); // still held: nothing of it was read past the fence
@@ -895,11 +901,77 @@ describe('exactly-once v2: a kept task whose transaction the group refused resum
   });
 });
 
+describe('the command share pauses the commands partition alone (issue 32.2)', () => {
+  let h: Harness;
+  beforeEach(() => {
+    // COMMIT_MAX_RECORDS 1000: a unit takes 10 commands; back-pressure at 1000 uncommitted records.
+    h = harness(undefined, { commandShare: 0.01, maxUncommittedRecords: 1000 });
+  });
+  afterEach(async () => {
+    await h.lifecycle.closeAll();
+    rmSync(h.dir, { recursive: true, force: true });
+  });
+
+  const batchOf = (topic: string, from: number, count: number) => ({
+    topic,
+    partition: 0,
+    messages: Array.from({ length: count }, (_, i) => signUp(from + i, `k${from + i}`)),
+    lastOffset: String(from + count - 1),
+  });
+
+  it('back-pressure ending does not resume it, the unit holding it committing does; a new generation pauses it again', async () => {
+    h.lifecycle.onAssignment('member-a', [0], 1);
+    await until(() => h.lifecycle.stateOf(0) === 'RUNNING', 'task 0 to run');
+    const task = h.lifecycle.runningTask(0)!;
+    let release!: () => void;
+    h.commitGate.value = new Promise<void>((resolve) => (release = resolve));
+    h.calls.length = 0;
+
+    // A full unit of events commits (held at the gate) and 1000 uncommitted records pause both partitions.
+    expect(await task.foldBatch(batchOf(EVENTS, 7, 1000))).toBe('1006');
+    await until(() => h.calls.includes('pause 0'), 'back-pressure');
+    // Commands fetched in the same round: 10 of them, then the commands partition pauses alone.
+    expect(await task.foldBatch(batchOf(COMMANDS, 2, 25))).toBe('11');
+    expect(h.calls).toContain(`pause ${COMMANDS} 0`);
+    expect(task.commandsHeld).toBe(true);
+
+    // A replacement consumer (same member, next generation) knows nothing of the pauses.
+    h.calls.length = 0;
+    h.lifecycle.onAssignment('member-a', [0], 2);
+    expect(h.calls).toContain('pause 0'); // back-pressure's pause covers both partitions
+
+    h.calls.length = 0;
+    h.commitGate.value = undefined;
+    release();
+    await until(() => h.calls.includes(`resume ${COMMANDS} 0`), 'the commands partition to resume');
+    // Back-pressure ended before the held unit committed: only the events partition resumed then.
+    expect(h.calls.indexOf(`resume ${EVENTS} 0`)).toBeGreaterThanOrEqual(0);
+    expect(h.calls.indexOf(`resume ${EVENTS} 0`)).toBeLessThan(h.calls.indexOf(`resume ${COMMANDS} 0`));
+    expect(h.calls).not.toContain('resume 0');
+    expect(task.commandsHeld).toBe(false);
+    expect(await h.metrics.commandSharePauses.get()).toMatchObject({ values: [{ value: 1 }] });
+  });
+
+  it('a new generation re-applies a pause of the commands partition alone', async () => {
+    h.lifecycle.onAssignment('member-a', [0], 1);
+    await until(() => h.lifecycle.stateOf(0) === 'RUNNING', 'task 0 to run');
+    const task = h.lifecycle.runningTask(0)!;
+    h.commitGate.value = new Promise<void>(() => undefined); // the held unit never commits in this test
+    // COMMIT_INTERVAL_MS is 1 here: the first 10 commit on the interval, the next 10 reach the share.
+    expect(await task.foldBatch(batchOf(COMMANDS, 2, 25))).toBe('21');
+    expect(task.commandsHeld).toBe(true);
+    h.calls.length = 0;
+    h.lifecycle.onAssignment('member-a', [0], 2);
+    expect(h.calls).toEqual([`seek ${EVENTS} 0 7`, `seek ${COMMANDS} 0 22`, `pause ${COMMANDS} 0`]);
+    h.commitGate.value = undefined;
+  });
+});
+
 describe('kept state (STATE_CLEANUP_DELAY_MS)', () => {
   const DELAY_MS = 300;
   let h: Harness;
   beforeEach(() => {
-    h = harness(undefined, DELAY_MS);
+    h = harness(undefined, { cleanupDelayMs: DELAY_MS });
     h.ends.set(0, 20n);
     h.restoreBatches.push({ task: 0, records: [record('k0')], next: 20n });
   });

@@ -10,8 +10,8 @@ export {
   isConsumerNotRunningError,
   CONSUMER_NOT_RUNNING_MESSAGE,
 } from './error-shapes';
-export { withCoordinatorLookup, interceptClientCreation, CREATE_CLUSTER_SYMBOL } from './internals';
-export type { FindCoordinator } from './internals';
+export { withCoordinatorLookup, withTargetTopics, interceptClientCreation, CREATE_CLUSTER_SYMBOL } from './internals';
+export type { AddTargetTopics, FindCoordinator } from './internals';
 export { openTopicFetcher, batchReader, READ_COMMITTED, TOPIC_FETCHER_CLUSTER_METHODS } from './topic-fetcher';
 export type { TopicFetcher, FetchRequest, FetchedBatch, FetchPartitionData } from './topic-fetcher';
 export { API_KEYS, EOS_V2_VERSIONS, assertKafkajsPatched, implementedVersions } from './patch';

@@ -55,6 +55,35 @@ export function withCoordinatorLookup<T>(
   }
 }
 
+/** kafkajs's Cluster.addMultipleTargetTopics (src/cluster/index.js): fetches and keeps metadata for `topics`. */
+export type AddTargetTopics = (topics: string[]) => Promise<void>;
+
+/**
+ * Runs `create` (one client made from `kafka`) and hands back, with the client, its Cluster's
+ * addMultipleTargetTopics: a producer fetches a topic's metadata lazily, at its first send to it
+ * (a Metadata request inside the first transaction that sends there); this fetches it up front.
+ * KafkajsShapeError when the factory or the method is not there (before `create` runs).
+ */
+export function withTargetTopics<T>(kafka: Kafka, create: () => T): { client: T; addTargetTopics: AddTargetTopics } {
+  const { key, factory } = clusterFactoryOf(kafka);
+  const holder = kafka as unknown as Record<symbol, ClusterFactory>;
+  let cluster: { addMultipleTargetTopics: AddTargetTopics } | undefined;
+  holder[key] = (options) => {
+    const made = factory(options);
+    cluster = withMethods<{ addMultipleTargetTopics: AddTargetTopics }>(made, 'Cluster', ['addMultipleTargetTopics']);
+    return made;
+  };
+  let client: T;
+  try {
+    client = create();
+  } finally {
+    holder[key] = factory;
+  }
+  const made = cluster;
+  if (!made) throw new KafkajsShapeError('a Cluster made by the client');
+  return { client, addTargetTopics: (topics) => made.addMultipleTargetTopics(topics) };
+}
+
 type ClientMethod = 'producer' | 'consumer';
 type ClientConfig<M extends ClientMethod> = Parameters<Kafka[M]>[0];
 type Client<M extends ClientMethod> = ReturnType<Kafka[M]>;

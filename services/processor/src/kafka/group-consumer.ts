@@ -178,10 +178,23 @@ export class GroupConsumer {
           messages: batch.messages,
           lastOffset: batch.lastOffset(),
         };
-        if (!(await task.foldBatch(input))) return;
-        resolveOffset(batch.lastOffset());
+        // The command share may stop a commands batch part-way: kafkajs fetches the rest again
+        // from the offset after `taken` once the task resumes that partition.
+        const taken = await task.foldBatch(input);
+        if (taken === undefined) return;
+        resolveOffset(taken);
         metrics.consumerLag.set({ topic: batch.topic, partition: String(batch.partition) }, Number(batch.offsetLag()));
-        await this.deps.afterBatch?.(task, input);
+        const whole = taken === input.lastOffset;
+        await this.deps.afterBatch?.(
+          task,
+          whole
+            ? input
+            : {
+                ...input,
+                messages: input.messages.filter((m) => BigInt(m.offset) <= BigInt(taken)),
+                lastOffset: taken,
+              },
+        );
       },
     });
   }

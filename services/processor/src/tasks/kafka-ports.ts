@@ -23,6 +23,8 @@ export interface KafkaPortsOptions {
   changelogTopic: string;
   inputTopics: readonly string[];
   transactionTimeoutMs: number;
+  /** What the task producers send to (v1): their metadata is fetched when each is initialised. */
+  outputTopics?: readonly string[];
   /**
    * Committed offsets are read with require_stable (the broker has KIP-447): a restore never
    * starts from offsets an earlier owner's transaction may still change.
@@ -37,7 +39,13 @@ export function kafkaPorts(o: KafkaPortsOptions): LifecyclePorts {
   const both = (task: number) => o.inputTopics.map((topic) => ({ topic, partitions: [task] }));
   return {
     initProducer: (task) =>
-      initTaskProducer({ kafka: o.kafka, appId: o.appId, task, transactionTimeoutMs: o.transactionTimeoutMs }),
+      initTaskProducer({
+        kafka: o.kafka,
+        appId: o.appId,
+        task,
+        transactionTimeoutMs: o.transactionTimeoutMs,
+        ...(o.outputTopics && { targetTopics: o.outputTopics }),
+      }),
     openStore: (task) => (o.openStore ? o.openStore(o.stateDir, task) : TaskStore.open({ dir: o.stateDir, task })),
     removeStore: (task) => TaskStore.remove({ dir: o.stateDir, task }),
     storesOnDisk: () => TaskStore.tasksIn(o.stateDir),
@@ -64,6 +72,8 @@ export function kafkaPorts(o: KafkaPortsOptions): LifecyclePorts {
     ownership: (memberId, task) => taskOwnership(o.admin, o.groupId, memberId, task),
     pause: (task) => whileRunning(() => o.consumer().pause(both(task))),
     resume: (task) => whileRunning(() => o.consumer().resume(both(task))),
+    pauseTopic: (topic, task) => whileRunning(() => o.consumer().pause([{ topic, partitions: [task] }])),
+    resumeTopic: (topic, task) => whileRunning(() => o.consumer().resume([{ topic, partitions: [task] }])),
     seek: (topic, task, offset) => whileRunning(() => o.consumer().seek({ topic, partition: task, offset })),
   };
 }

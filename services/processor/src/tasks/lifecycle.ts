@@ -45,8 +45,12 @@ export interface LifecyclePorts {
   /** Input topic -> task -> the group's committed offset (earliest when none), of `tasks` (default: all). */
   committedOffsets(tasks?: readonly number[]): Promise<Map<string, Map<number, string>>>;
   ownership(memberId: string, task: number): Promise<TaskOwnership>;
+  /** Both input partitions of a task (assignment, restore, back-pressure). */
   pause(task: number): void;
   resume(task: number): void;
+  /** One input partition of a task (the command share pauses the commands partition alone). */
+  pauseTopic(topic: string, task: number): void;
+  resumeTopic(topic: string, task: number): void;
   seek(topic: string, task: number, offset: string): void;
 }
 
@@ -58,7 +62,7 @@ export interface LifecycleOptions {
   /** The changelog's delete.retention.ms: an older local copy is rebuilt, never caught up. */
   deleteRetentionMs: number;
   inputTopics: readonly string[];
-  task: Omit<TaskDeps, 'pause' | 'resume' | 'onFailure' | 'membership' | 'holds'>;
+  task: Omit<TaskDeps, 'pause' | 'resume' | 'pauseCommands' | 'resumeCommands' | 'onFailure' | 'membership' | 'holds'>;
   /** How long a resumable task waits for the next generation's assignment before it enters the long way. */
   resumeWaitMs?: number;
   /** Back-off after the first retry of a failed task: base, doubled per failure, capped. */
@@ -186,6 +190,7 @@ export class TaskLifecycle implements CommitSource {
           for (const [topic, offset] of task.positions()) this.options.ports.seek(topic, id, offset.toString());
           // A replacement consumer knows nothing of the old one's pauses.
           if (task.throttled) this.options.ports.pause(id);
+          else if (task.commandsHeld) this.options.ports.pauseTopic(this.options.task.topics.commands, id);
         } else if (task.state === 'FAILED' && task.resumable && !rejoined) {
           resuming.push(task); // kept by the same member: its refused transaction left nothing behind
         } else {
@@ -255,11 +260,22 @@ export class TaskLifecycle implements CommitSource {
   private create(id: number): Task {
     this.keep(id); // back before its kept store was deleted: restore reads only the changelog's tail
     this.peeked.delete(id);
-    const task = new Task(id, {
+    const commands = this.options.task.topics.commands;
+    const task: Task = new Task(id, {
       ...this.options.task,
       pause: (t) => this.options.ports.pause(t),
+      // Back-pressure ends: the commands partition stays paused while the command share holds it.
       resume: (t) => {
-        if (this.runningTask(t)) this.options.ports.resume(t);
+        if (!this.runningTask(t)) return;
+        if (!task.commandsHeld) return this.options.ports.resume(t);
+        for (const topic of this.options.inputTopics) {
+          if (topic !== commands) this.options.ports.resumeTopic(topic, t);
+        }
+      },
+      pauseCommands: (t) => this.options.ports.pauseTopic(commands, t),
+      // The share's unit committed: the commands partition resumes unless back-pressure holds both.
+      resumeCommands: (t) => {
+        if (this.runningTask(t) && !task.throttled) this.options.ports.resumeTopic(commands, t);
       },
       onFailure: (t, failure) => this.fail(t, failure),
       membership: () => this.membership(),

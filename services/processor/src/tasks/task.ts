@@ -10,6 +10,7 @@ import type { ProcessorMetrics } from '../metrics';
 import { asTaskFailure, TaskFailure, type TaskFailureKind } from './errors';
 import { DEAD_LETTER_MAX_BYTES, DEFAULT_ENTITY_MAX_BYTES } from '../kafka/limits';
 import { foldInput, foldRecord, type FoldContext, type FoldInput } from './fold';
+import { commandCapOf, type CommandCap } from './command-share';
 import { commitAlone } from './isolation';
 import { PoisonWatch, poisonCause, type PoisonCause } from './poison';
 import type { CommitPort } from './instance-commit';
@@ -53,6 +54,18 @@ export interface TaskDeps {
   /** Back-pressure: stop and restart fetching this task's partitions. */
   pause: (task: number) => void;
   resume: (task: number) => void;
+  /**
+   * The command share: stop and restart fetching this task's commands partition only. Kept apart
+   * from pause/resume so that neither undoes the other (see TaskLifecycle).
+   */
+  pauseCommands: (task: number) => void;
+  resumeCommands: (task: number) => void;
+  /** COMMAND_SHARE (default 1: no cap): see commandCapOf. */
+  commandShare?: number;
+  /** FOLD_SLICE_MS (default 4): fold time after which a slice yields to the event loop. */
+  foldSliceMs?: number;
+  /** The fold-time clock in ms (default performance.now); tests inject one. */
+  clock?: () => number;
   /** A commit (or a fold) failed: the lifecycle decides what happens next. */
   onFailure: (task: Task, failure: TaskFailure) => void;
   onCommit?: (report: CommitReport) => void;
@@ -76,6 +89,10 @@ export interface TaskDeps {
 
 /** Records folded between two yields to the event loop (a fetched batch can hold thousands). */
 const FOLD_SLICE = 500;
+/** A slice also ends after this much fold time (FOLD_SLICE_MS): 500 cold commands took 47-68 ms. */
+const DEFAULT_FOLD_SLICE_MS = 4;
+/** Records folded between two looks at the clock (performance.now costs ~50 ns; a record 5-60 µs). */
+const CLOCK_EVERY = 32;
 
 /** How long close() waits for a transaction in flight before it lets go of the producer. */
 const CLOSE_WAIT_MS = 15_000;
@@ -113,6 +130,13 @@ export class Task implements TaskContext {
   private isolating = false;
   /** Both inputs' batches take turns while isolating, so that each transaction holds one record. */
   private isolationTurn: Promise<void> = Promise.resolve();
+  private readonly commandCap?: CommandCap;
+  private readonly foldSliceMs: number;
+  private readonly clock: () => number;
+  /** An event batch of this task is being folded: a command batch's next slice waits for it. */
+  private eventsFolding?: Promise<void>;
+  /** The unit whose commands reached the cap: the commands partition stays paused until it commits. */
+  private commandsHeldBy?: UnitOfWork;
 
   constructor(
     readonly id: number,
@@ -127,6 +151,9 @@ export class Task implements TaskContext {
       deadLetterMaxBytes: DEAD_LETTER_MAX_BYTES,
     };
     this.poison = new PoisonWatch(deps.poisonMaxAttempts ?? 3);
+    this.commandCap = commandCapOf(deps.commandShare ?? 1, deps.commitMaxRecords, deps.commitIntervalMs);
+    this.foldSliceMs = deps.foldSliceMs ?? DEFAULT_FOLD_SLICE_MS;
+    this.clock = deps.clock ?? (() => performance.now());
   }
 
   get state(): TaskState {
@@ -163,6 +190,7 @@ export class Task implements TaskContext {
     this.units++; // the dropped unit's number is never reused
     this.committing = undefined;
     this.backPressure = false;
+    this.commandsHeldBy = undefined; // entering resumes both partitions
     this.isolating = this.poison.started(this.position);
     this.transition('RUNNING');
     if (this.isolating) {
@@ -188,59 +216,147 @@ export class Task implements TaskContext {
     return this.backPressure;
   }
 
+  /** The commands partition is paused by the command share (see holdCommands) until its unit commits. */
+  get commandsHeld(): boolean {
+    return this.commandsHeldBy !== undefined;
+  }
+
   /** Input records folded but not yet committed (open and committing units). */
   get uncommitted(): number {
     return this.open.records + (this.committing?.records ?? 0);
   }
 
   /**
-   * Folds a fetched batch into the open unit, FOLD_SLICE records at a time, yielding to the
-   * event loop between slices so that commits and timers of every task run during a long
-   * batch. Records before the task's position (a re-delivery after a rejoin) are skipped. The
-   * input offsets move with the records: a commit that lands between two slices carries the
-   * offset after the last record it holds. Resolves false when the task cannot take the batch
-   * (not RUNNING, a new incarnation, or the fold failed): the caller must not advance the
-   * consumer past it.
+   * Folds a fetched batch into the open unit, a slice at a time (FOLD_SLICE records or
+   * FOLD_SLICE_MS of fold time), yielding to the event loop between slices so that commits and
+   * timers of every task run during a long batch. Records before the task's position (a
+   * re-delivery after a rejoin) are skipped. The input offsets move with the records: a commit
+   * that lands between two slices carries the offset after the last record it holds.
+   * Events first: a command batch's slices wait while an event batch of the task is folded, and
+   * the commands of one unit stay within the command share (see holdCommands).
+   * Resolves to the offset the consumer may resolve: the batch's lastOffset when it was taken
+   * whole, the last command folded when the share stopped it (the rest is fetched again once
+   * the partition resumes), or undefined when the task took nothing (not RUNNING, a new
+   * incarnation, the fold failed, or the share was spent): the consumer must not advance.
    */
-  async foldBatch(batch: InputBatch): Promise<boolean> {
-    if (this.current !== 'RUNNING') return false;
+  async foldBatch(batch: InputBatch): Promise<string | undefined> {
+    if (this.current !== 'RUNNING') return undefined;
     const incarnation = this.incarnation;
     const next = BigInt(batch.lastOffset) + 1n;
-    if (next <= (this.position.get(batch.topic) ?? 0n)) return true;
+    if (next <= (this.position.get(batch.topic) ?? 0n)) return batch.lastOffset;
     if (this.isolating) return this.foldIsolated(batch, incarnation);
     return this.foldFrom(batch, 0, incarnation);
   }
 
-  private async foldFrom(batch: InputBatch, start: number, incarnation: number): Promise<boolean> {
-    const next = BigInt(batch.lastOffset) + 1n;
-    const { messages } = batch;
-    for (let i = start; i < messages.length; i += FOLD_SLICE) {
-      if (i > start) {
-        await new Promise<void>((resolve) => setImmediate(resolve));
-        if (this.current !== 'RUNNING' || this.incarnation !== incarnation) return false;
+  private async foldFrom(batch: InputBatch, start: number, incarnation: number): Promise<string | undefined> {
+    if (batch.topic === this.deps.topics.commands) return this.foldCommands(batch, start, incarnation);
+    let done = () => undefined as void;
+    const folding = new Promise<void>((resolve) => (done = resolve));
+    this.eventsFolding = folding;
+    try {
+      for (let i = start; i < batch.messages.length;) {
+        if (i > start) {
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          if (!this.live(incarnation)) return undefined;
+        }
+        i = this.foldSlice(batch, i, false);
+        if (i < 0) return undefined;
       }
-      if (!this.foldSlice(batch, i, Math.min(i + FOLD_SLICE, messages.length))) return false;
+    } finally {
+      if (this.eventsFolding === folding) this.eventsFolding = undefined;
+      done();
     }
-    this.advance(batch.topic, next); // past the batch's trailing markers too
+    return this.batchTaken(batch);
+  }
+
+  /** foldFrom for the commands topic: after the task's events, within the command share. */
+  private async foldCommands(batch: InputBatch, start: number, incarnation: number): Promise<string | undefined> {
+    const from = this.position.get(batch.topic) ?? 0n;
+    for (let i = start; i < batch.messages.length;) {
+      let yielded = i > start;
+      if (yielded) await new Promise<void>((resolve) => setImmediate(resolve));
+      while (this.eventsFolding) {
+        await this.eventsFolding; // the same fetch round: bounded by that batch
+        yielded = true;
+      }
+      if (yielded && !this.live(incarnation)) return undefined;
+      // Held: a unit reached the share and has not committed (a commit that started since moved it out of `open`).
+      if (this.commandsHeldBy || this.commandsFull()) return this.holdCommands(batch, from);
+      i = this.foldSlice(batch, i, true);
+      if (i < 0) return undefined;
+    }
+    const taken = this.batchTaken(batch);
+    if (this.commandsFull()) this.holdCommands(batch, from);
+    return taken;
+  }
+
+  private live(incarnation: number): boolean {
+    return this.current === 'RUNNING' && this.incarnation === incarnation;
+  }
+
+  /** The whole batch is folded: the position moves past its trailing markers too. */
+  private batchTaken(batch: InputBatch): string {
+    this.advance(batch.topic, BigInt(batch.lastOffset) + 1n);
     this.schedule();
+    this.checkBackPressure();
+    return batch.lastOffset;
+  }
+
+  private checkBackPressure(): void {
     if (!this.backPressure && this.mustWait()) {
       this.backPressure = true;
       this.deps.metrics.backPressurePauses.inc();
       this.deps.pause(this.id);
     }
-    return true;
   }
 
-  private foldSlice(batch: InputBatch, start: number, end: number): boolean {
+  /** The open unit's commands reached the share (records or fold time). */
+  private commandsFull(): boolean {
+    const cap = this.commandCap;
+    return cap !== undefined && (this.open.commands >= cap.records || this.open.commandMs >= cap.ms);
+  }
+
+  /**
+   * The open unit's commands reached the share: the commands partition pauses until that unit
+   * has committed, which is asked for now (schedule: a held unit is full), so commands go on in
+   * back-to-back units with whatever capacity events leave. Resolves how far `batch` was taken:
+   * the offset before the task's position, or undefined when none of it was (`from`: the
+   * position before it).
+   */
+  private holdCommands(batch: InputBatch, from: bigint): string | undefined {
+    if (!this.commandsHeldBy) {
+      this.commandsHeldBy = this.open;
+      this.deps.metrics.commandSharePauses.inc();
+      this.deps.pauseCommands(this.id);
+    }
+    this.schedule();
+    this.checkBackPressure();
+    const reached = this.position.get(batch.topic) ?? 0n;
+    return reached > from ? String(reached - 1n) : undefined;
+  }
+
+  /**
+   * Folds records of `batch` from index `start` into the open unit until FOLD_SLICE records,
+   * FOLD_SLICE_MS of fold time or (commands) the command share; returns the index reached, or
+   * -1 when the fold failed (the task failed).
+   */
+  private foldSlice(batch: InputBatch, start: number, commands: boolean): number {
     const from = this.position.get(batch.topic) ?? 0n;
     const unit = this.open;
+    const cap = commands ? this.commandCap : undefined;
+    let end = Math.min(start + FOLD_SLICE, batch.messages.length);
+    if (cap) end = Math.min(end, start + Math.max(0, cap.records - unit.commands));
     let stamps = unit.timestamps.get(batch.topic);
     if (!stamps) unit.timestamps.set(batch.topic, (stamps = []));
+    const startedAt = this.clock();
+    const budgetMs = cap ? Math.min(this.foldSliceMs, cap.ms - unit.commandMs) : this.foldSliceMs;
     let folded = 0;
     let last: bigint | undefined;
     let offset = 0n;
+    let i = start;
     try {
-      for (let i = start; i < end; i++) {
+      for (; i < end; i++) {
+        if (i > start && (i - start) % CLOCK_EVERY === 0 && this.clock() - startedAt >= budgetMs) break;
         const message = batch.messages[i]!;
         offset = BigInt(message.offset);
         if (offset < from) continue;
@@ -253,12 +369,16 @@ export class Task implements TaskContext {
       // Not bad input (that is a dead letter): the store failed, or a bug threw mid-unit.
       const reached = new Map(this.position).set(batch.topic, offset + 1n);
       this.failWith(asTaskFailure(err, 'fold', `task ${this.id}: folding a batch failed`), reached);
-      return false;
+      return -1;
     }
     unit.records += folded;
+    if (commands) {
+      unit.commands += folded;
+      unit.commandMs += this.clock() - startedAt;
+    }
     if (last !== undefined) this.advance(batch.topic, last + 1n);
     this.schedule(); // a commit due now takes this slice; the next one goes into a new unit
-    return true;
+    return i;
   }
 
   private advance(topic: string, next: bigint): void {
@@ -307,6 +427,7 @@ export class Task implements TaskContext {
     this.units++; // the dropped unit's number is never reused
     this.committing = undefined;
     this.backPressure = false;
+    this.commandsHeldBy = undefined; // the lifecycle pauses both partitions; entering resumes both
     const producer = this.producer;
     this.producer = undefined;
     void producer?.disconnect().catch(() => undefined);
@@ -403,10 +524,12 @@ export class Task implements TaskContext {
   /** Starts a commit when one is due (interval elapsed, or the unit is big) and none is in flight. */
   private schedule(): void {
     if (this.current !== 'RUNNING' || this.isolating || this.inFlight || this.open.isEmpty) return;
-    if (this.deps.commits) return this.deps.commits.wake(this.open.records >= this.deps.commitMaxRecords);
+    // Full: COMMIT_MAX_RECORDS, or the commands holding their partition paused (see holdCommands).
+    const full = this.open.records >= this.deps.commitMaxRecords || this.commandsHeldBy === this.open;
+    if (this.deps.commits) return this.deps.commits.wake(full);
     const now = Date.now();
     const due = this.lastCommitAt + this.deps.commitIntervalMs;
-    if (now >= due || this.open.records >= this.deps.commitMaxRecords) {
+    if (now >= due || full) {
       this.clearTimer();
       this.inFlight = this.runCommit();
       return;
@@ -439,6 +562,10 @@ export class Task implements TaskContext {
       if (this.committing === unit) this.committing = undefined;
       this.inFlight = undefined;
       this.schedule(); // a full unit commits right away, and the task fetches again meanwhile
+      if (this.commandsHeldBy === unit && this.current === 'RUNNING') {
+        this.commandsHeldBy = undefined; // the unit holding the share committed (or failed: then not RUNNING)
+        this.deps.resumeCommands(this.id);
+      }
       if (this.backPressure && this.current === 'RUNNING' && !this.mustWait()) {
         this.backPressure = false;
         this.deps.resume(this.id);
@@ -515,25 +642,25 @@ export class Task implements TaskContext {
    * whose transaction fails the way that repeats, goes to the dead-letter topic in a transaction
    * that also commits the offset past it; then the rest of the batch is folded normally.
    */
-  private async foldIsolated(batch: InputBatch, incarnation: number): Promise<boolean> {
+  private async foldIsolated(batch: InputBatch, incarnation: number): Promise<string | undefined> {
     const previous = this.isolationTurn;
     let release = () => undefined as void;
     this.isolationTurn = new Promise<void>((resolve) => (release = resolve));
     await previous;
     try {
       for (let i = 0; i < batch.messages.length; i++) {
-        if (this.current !== 'RUNNING' || this.incarnation !== incarnation) return false;
+        if (!this.live(incarnation)) return undefined;
         if (!this.isolating) return await this.foldFrom(batch, i, incarnation);
         const message = batch.messages[i]!;
         if (BigInt(message.offset) < (this.position.get(batch.topic) ?? 0n)) continue;
         const alone = this.isolate({ topic: batch.topic, partition: batch.partition, message }, incarnation);
         this.inFlight = alone.then(() => undefined);
         const ok = await alone.finally(() => (this.inFlight = undefined));
-        if (!ok) return false;
+        if (!ok) return undefined;
       }
       const next = BigInt(batch.lastOffset) + 1n;
       if (next > (this.position.get(batch.topic) ?? 0n)) this.position.set(batch.topic, next);
-      return true;
+      return batch.lastOffset;
     } finally {
       release();
       this.schedule();

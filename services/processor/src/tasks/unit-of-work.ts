@@ -22,6 +22,9 @@ export class UnitOfWork {
   readonly commandOutcomes = new Map<string, number>();
   /** Input records folded (consumed records; generated inputs are not counted). */
   records = 0;
+  /** Of `records`, those from the commands topic, and the time (ms) folding them took (the command share). */
+  commands = 0;
+  commandMs = 0;
 
   /** Nothing to commit. Offsets alone count: a batch can end in transaction markers only. */
   get isEmpty(): boolean {
