@@ -330,3 +330,113 @@ describe('groupMessagesPerPartition, linear (against kafkajs 2.2.4)', () => {
     expect(grouped['7']![299_999]).toBe(messages[299_999]);
   });
 });
+
+describe('sendMessages, lookups per partition through Maps (many partitions)', () => {
+  const createSendMessages = require('kafkajs/src/producer/sendMessages') as (
+    o: object,
+  ) => (req: object) => Promise<Array<{ topicName: string; partition: number; baseOffset: string }>>;
+  const createRetry = require('kafkajs/src/retry') as (o: object) => unknown;
+  const silent = { debug() {}, info() {}, warn() {}, error() {}, namespace: () => silent };
+
+  it('sends each partition once to its leader, in order, and matches each answer to its partition', async () => {
+    const TOPICS = ['a', 'b'];
+    const leaderOf = (partition: number) => 1 + (partition % 3);
+    const metadata = Array.from({ length: 64 }, (_, partitionId) => ({ partitionId, leader: leaderOf(partitionId) }));
+    const sent: Array<{ node: number; topic: string; partition: number; firstSequence: number; values: unknown[] }> =
+      [];
+    let leftOut = true;
+    const broker = (nodeId: number) => ({
+      nodeId,
+      async produce({ topicData }: { topicData: TopicData[] }) {
+        for (const t of topicData) {
+          for (const p of t.partitions) {
+            sent.push({
+              node: nodeId,
+              topic: t.topic,
+              partition: p.partition,
+              firstSequence: p.firstSequence!,
+              values: p.messages.map((m) => m.value),
+            });
+          }
+        }
+        return {
+          topics: topicData.map(({ topic, partitions }) => ({
+            topicName: topic,
+            partitions: partitions
+              // The first reply of node 3 leaves b-5 out: it is sent again, under the same range.
+              .filter(({ partition }) => !(leftOut && nodeId === 3 && topic === 'b' && partition === 5))
+              .reverse() // in another order than asked
+              .map(({ partition }) => ({
+                partition,
+                errorCode: 0,
+                baseOffset: `${topic === 'a' ? 1000 : 2000}${partition}`,
+              })),
+          })),
+        };
+      },
+    });
+    const brokers = new Map([1, 2, 3].map((n) => [n, broker(n)]));
+    const sequences = new Map<string, number>();
+    const seq = (topic: string, partition: number) => sequences.get(`${topic}-${partition}`) ?? 0;
+    const sendMessages = createSendMessages({
+      logger: silent,
+      cluster: {
+        async refreshMetadataIfNecessary() {},
+        async refreshMetadata() {},
+        isConnected: () => true,
+        async addMultipleTargetTopics() {},
+        findTopicPartitionMetadata: () => metadata,
+        findLeaderForPartitions: (_topic: string, partitions: number[]) => {
+          const perLeader: Record<number, number[]> = {};
+          for (const p of partitions) (perLeader[leaderOf(p)] ??= []).push(p);
+          return perLeader;
+        },
+        findBroker: async ({ nodeId }: { nodeId: string }) => brokers.get(Number(nodeId)),
+      },
+      partitioner: ({ message }: { message: Message }) => message.partition,
+      eosManager: {
+        isTransactional: () => true,
+        getTransactionalId: () => 'tx',
+        getProducerId: () => 7,
+        getProducerEpoch: () => 0,
+        getSequence: seq,
+        updateSequence: (topic: string, partition: number, n: number) =>
+          sequences.set(`${topic}-${partition}`, seq(topic, partition) + n),
+        releaseSequence: () => false,
+        async addPartitionsToTransaction() {
+          if (sent.length > 0) leftOut = false; // the retry
+        },
+        async acquireBrokerLock() {},
+        async releaseBrokerLock() {},
+      },
+      retrier: createRetry({ retries: 2, initialRetryTime: 1, maxRetryTime: 5 }),
+    });
+
+    // 1,000 messages per topic over the 64 partitions, in a scrambled order.
+    const topicMessages = TOPICS.map((topic) => ({
+      topic,
+      messages: Array.from({ length: 1000 }, (_, i) => ({ value: `${topic}${i}`, partition: (i * 37) % 64 })),
+    }));
+    const answers = await sendMessages({ acks: -1, timeout: 1000, topicMessages });
+
+    expect(answers).toHaveLength(128);
+    for (const topic of TOPICS) {
+      for (let partition = 0; partition < 64; partition++) {
+        const answer = answers.filter((a) => a.topicName === topic && a.partition === partition);
+        expect(answer).toHaveLength(1);
+        expect(answer[0]!.baseOffset).toBe(`${topic === 'a' ? 1000 : 2000}${partition}`);
+        const expected = topicMessages
+          .find((t) => t.topic === topic)!
+          .messages.filter((m) => m.partition === partition)
+          .map((m) => m.value);
+        const sends = sent.filter((s) => s.topic === topic && s.partition === partition);
+        expect(sends).toHaveLength(topic === 'b' && partition === 5 ? 2 : 1);
+        for (const s of sends) {
+          expect(s.node).toBe(leaderOf(partition));
+          expect(s.values).toEqual(expected);
+          expect(s.firstSequence).toBe(0);
+        }
+      }
+    }
+  });
+});
