@@ -331,6 +331,63 @@ describe('groupMessagesPerPartition, linear (against kafkajs 2.2.4)', () => {
   });
 });
 
+describe('the default partitioner, partitions with a leader listed only when used (against kafkajs 2.2.4)', () => {
+  type Partitioner = (o: { topic: string; partitionMetadata: unknown[]; message: Message }) => number;
+  type Factory = (murmur2: unknown) => () => Partitioner;
+  const RANDOM_BYTES = 'kafkajs/src/producer/partitioners/legacy/randomBytes';
+  const murmur2 = require('kafkajs/src/producer/partitioners/default/murmur2') as unknown;
+
+  /** The old and the new partitioner, their round-robin counters seeded alike. */
+  const pair = (seed: number) => {
+    let created!: { before: Partitioner; after: Partitioner };
+    jest.isolateModules(() => {
+      jest.doMock(require.resolve(RANDOM_BYTES), () => (n: number) => {
+        const b = Buffer.alloc(n);
+        b.writeUInt32BE(seed);
+        return b;
+      });
+      created = {
+        before: (require('./fixtures/kafkajs-2.2.4-legacy-partitioner') as Factory)(murmur2)(),
+        after: (require('kafkajs/src/producer/partitioners/legacy/partitioner') as Factory)(murmur2)(),
+      };
+      jest.dontMock(require.resolve(RANDOM_BYTES));
+    });
+    return created;
+  };
+
+  it('places every message alike: given partitions, keys (murmur2), round robin over the partitions with a leader', () => {
+    fc.assert(
+      fc.property(
+        fc.nat(),
+        fc.array(fc.integer({ min: -1, max: 3 }), { minLength: 1, maxLength: 12 }),
+        fc.array(
+          fc.record({
+            partition: fc.option(fc.nat(11), { nil: undefined }),
+            key: fc.option(
+              fc.oneof(
+                fc.string(),
+                fc.uint8Array().map((a) => Buffer.from(a)),
+              ),
+            ),
+            topic: fc.constantFrom('a', 'b'),
+          }),
+          { maxLength: 60 },
+        ),
+        (seed, leaders, messages) => {
+          const partitionMetadata = leaders.map((leader, partitionId) => ({ partitionId, leader }));
+          const { before, after } = pair(seed);
+          for (const { topic, ...message } of messages) {
+            const m = message as Message;
+            expect(after({ topic, partitionMetadata, message: m })).toBe(
+              before({ topic, partitionMetadata, message: m }),
+            );
+          }
+        },
+      ),
+    );
+  });
+});
+
 describe('sendMessages, lookups per partition through Maps (many partitions)', () => {
   const createSendMessages = require('kafkajs/src/producer/sendMessages') as (
     o: object,
