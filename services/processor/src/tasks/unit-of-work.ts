@@ -1,5 +1,5 @@
 import { WriteCache } from '@state-relay/store';
-import type { StoredEntity } from '@state-relay/contracts';
+import { encodeStoredEntity, type StoredEntity } from '@state-relay/contracts';
 import type { Message } from 'kafkajs';
 
 /**
@@ -64,4 +64,16 @@ export function currentEntity(
   const pending = committing?.cache.get(key);
   if (pending !== undefined) return pending ?? undefined;
   return read(key);
+}
+
+/**
+ * The unit's changes as the changelog and then SQLite get them: the last value per key, encoded
+ * (null: a tombstone), in the order they go to SQLite.
+ */
+export function unitChanges(unit: UnitOfWork): Array<[string, Buffer | null]> {
+  const changes: Array<[string, Buffer | null]> = [];
+  for (const [key, entity] of unit.cache.entries()) {
+    changes.push([key, entity ? (unit.encoded.get(key) ?? encodeStoredEntity(entity)) : null]);
+  }
+  return changes;
 }
