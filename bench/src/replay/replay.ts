@@ -3,8 +3,8 @@
 // slices like Task.foldSlice) and the real store commit of each unit's changes.
 //   pnpm bench:replay [--keys 200000] [--events 25000] [--commands 50000] [--slice 500] [--unit 2000]
 //                     [--warm 5] [--cpu-prof [dir]]
-// Rounds, each on a fresh copy of the seeded store: one cold, --warm timed ones (their median is
-// the total; a shared machine makes one round noisy) and one profiled (the stage split, scaled to
+// Rounds, each on a fresh copy of the seeded store: one cold, --warm timed ones (the median of
+// their CPU time is the total: on a shared machine wall time and single rounds are noisy) and one profiled (the stage split, scaled to
 // the warm median). Prints µs per record per stage; --cpu-prof keeps the profiled round's
 // profiles in dir/<topic>/ and prints their top self-time functions.
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -115,7 +115,9 @@ class Replay {
 
 interface PhaseResult {
   records: number;
+  /** CPU time of the process (user + system): on a loaded machine, wall time mostly measures the others. */
   ms: number;
+  wallMs: number;
   profile?: CpuProfile;
 }
 
@@ -146,10 +148,13 @@ async function runRound(
     ] as const) {
       if (session) await post(session, 'Profiler.start');
       const startedAt = performance.now();
+      const cpu = process.cpuUsage();
       replay.run(topic, messages, o.slice);
-      const ms = performance.now() - startedAt;
+      const { user, system } = process.cpuUsage(cpu);
+      const ms = (user + system) / 1000;
+      const wallMs = performance.now() - startedAt;
       const profile = session ? (await post<{ profile: CpuProfile }>(session, 'Profiler.stop')).profile : undefined;
-      out.set(topic, { records: messages.length, ms, ...(profile ? { profile } : {}) });
+      out.set(topic, { records: messages.length, ms, wallMs, ...(profile ? { profile } : {}) });
     }
   } finally {
     store.close();
@@ -192,13 +197,17 @@ async function main(): Promise<void> {
       const p = profiled.get(topic)!;
       const perRecord = (r: PhaseResult) => (r.ms * 1000) / r.records;
       const rounds = warm.map((w) => perRecord(w.get(topic)!)).sort((a, b) => a - b);
+      const walls = warm
+        .map((w) => w.get(topic)!)
+        .map((r) => (r.wallMs * 1000) / r.records)
+        .sort((a, b) => a - b);
       const warmUs = rounds[Math.floor(rounds.length / 2)]!;
       const times = stageTimes(p.profile!);
       const sampled = STAGES.reduce((sum, s) => sum + times[s], 0);
       console.log(`\n${topic}: ${p.records} records`);
       console.log(
-        `  total µs per record: warm median ${us(warmUs)} (best ${us(rounds[0]!)}, rounds ${rounds.map(us).join(' ')}), ` +
-          `cold ${us(perRecord(c))}, profiled ${us(perRecord(p))}`,
+        `  total CPU µs per record: warm median ${us(warmUs)} (best ${us(rounds[0]!)}, rounds ${rounds.map(us).join(' ')}), ` +
+          `cold ${us(perRecord(c))}, profiled ${us(perRecord(p))}; wall µs warm median ${us(walls[Math.floor(walls.length / 2)]!)}`,
       );
       console.log(
         `  one thread at saturation: ${Math.round(1e6 / warmUs).toLocaleString('en-US')} records/s (warm median)`,
