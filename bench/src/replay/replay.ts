@@ -89,7 +89,8 @@ class Replay {
   /** Like Task.foldFrom: the batch in slices; a unit is committed once it holds unitRecords. */
   run(topic: string, messages: readonly KafkaMessage[], slice: number): void {
     for (let i = 0; i < messages.length; i += slice) {
-      this.replayFoldSlice(topic, messages, i, Math.min(i + slice, messages.length));
+      // Task.foldFrom: each slice's reads in one SQLite read transaction.
+      this.store.reading(() => this.replayFoldSlice(topic, messages, i, Math.min(i + slice, messages.length)));
       if (this.unit.records >= this.unitRecords) this.replayCommit();
     }
     if (this.unit.records > 0) this.replayCommit();

@@ -219,7 +219,7 @@ export class Task implements TaskContext {
         await new Promise<void>((resolve) => setImmediate(resolve));
         if (this.current !== 'RUNNING' || this.incarnation !== incarnation) return false;
       }
-      if (!this.foldSlice(batch, i, Math.min(i + FOLD_SLICE, messages.length))) return false;
+      if (!this.readingSlice(() => this.foldSlice(batch, i, Math.min(i + FOLD_SLICE, messages.length)))) return false;
     }
     this.advance(batch.topic, next); // past the batch's trailing markers too
     this.schedule();
@@ -499,6 +499,24 @@ export class Task implements TaskContext {
       );
     }
     this.deps.onFailure(this, failure);
+  }
+
+  /**
+   * A fold slice's reads inside one SQLite read transaction (TaskStore.reading: one WAL snapshot,
+   * ended when the slice returns, before the next yield). Failing to begin or end it fails the
+   * task as a store failure, as a failing read does.
+   */
+  private readingSlice(slice: () => boolean): boolean {
+    const store = this.store;
+    if (!store) return slice();
+    try {
+      return store.reading(slice);
+    } catch (err) {
+      if (this.current === 'RUNNING') {
+        this.failWith(new TaskFailure('store', `task ${this.id}: a read transaction failed`, err), this.position);
+      }
+      return false;
+    }
   }
 
   /** The store's row; a failing store fails the task as a store failure (never a poison record). */
