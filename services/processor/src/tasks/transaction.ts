@@ -133,7 +133,7 @@ export async function commitUnits(
   parts: readonly CommitPart[],
   { groupId, topics, deadlineMs = COMMIT_DEADLINE_MS, membership }: CommitOptions,
 ): Promise<CommittedUnit[]> {
-  // Encoded once, at fold: the same bytes go to the changelog and, after the commit, to SQLite.
+  // Encoded once per key (unitChanges): the same bytes go to the changelog and, after the commit, to SQLite.
   const prepared = parts.map(({ task, unit, inputs }) => {
     const headers = inputs.size > 0 ? { [INPUT_POSITIONS_HEADER]: encodeInputPositions(inputs) } : undefined;
     const changes = unitChanges(unit);

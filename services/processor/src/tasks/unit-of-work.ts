@@ -10,7 +10,10 @@ import type { Message } from 'kafkajs';
  */
 export class UnitOfWork {
   readonly cache = new WriteCache();
-  /** Key -> the encoded entity in `cache` (measured against ENTITY_MAX_BYTES at fold; the changelog gets these bytes). */
+  /**
+   * Key -> the encoded entity in `cache`, when the fold had to encode it to measure it against
+   * ENTITY_MAX_BYTES (see foldInput); the others are encoded once, at commit (unitChanges).
+   */
   readonly encoded = new Map<string, Buffer>();
   readonly results: Message[] = [];
   readonly deadLetters: Message[] = [];
@@ -34,9 +37,11 @@ export class UnitOfWork {
     );
   }
 
-  put(key: string, entity: StoredEntity, bytes: Buffer): void {
+  /** `bytes`: the entity's encoding when the fold already made it (see foldInput); else encoded at commit. */
+  put(key: string, entity: StoredEntity, bytes?: Buffer): void {
     this.cache.put(key, entity);
-    this.encoded.set(key, bytes);
+    if (bytes) this.encoded.set(key, bytes);
+    else this.encoded.delete(key);
   }
 
   delete(key: string): void {
