@@ -174,12 +174,38 @@ function ruleCacheOf(domain: EntityDomain): RuleCache {
 
 /** A private copy of rules that are JSON data; undefined (not cached) for anything else. */
 function copyRules(command: Pick<UpdateCommand, 'condition' | 'action'>): Omit<CachedRules, 'reason'> | undefined {
-  try {
-    const copy = structuredClone({ condition: command.condition, action: command.action });
-    return sameJson(copy.condition, command.condition) && sameJson(copy.action, command.action) ? copy : undefined;
-  } catch {
-    return undefined; // a function, a symbol, a cycle...: validated every time
+  const condition = copyJson(command.condition, 0);
+  const action = copyJson(command.action, 0);
+  return condition === NOT_JSON || action === NOT_JSON ? undefined : { condition, action };
+}
+
+const NOT_JSON = Symbol('not JSON data');
+/** Deeper rules are not cached (validation refuses them anyway; and a cycle ends here). */
+const MAX_COPY_DEPTH = 128;
+
+/** A deep copy of plain JSON data (arrays, plain objects, primitives); NOT_JSON for anything else. */
+function copyJson(v: unknown, depth: number): unknown {
+  if (v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return v;
+  if (typeof v !== 'object' || depth > MAX_COPY_DEPTH) return NOT_JSON;
+  if (Array.isArray(v)) {
+    if (Object.getPrototypeOf(v) !== Array.prototype) return NOT_JSON;
+    const out: unknown[] = [];
+    for (let i = 0; i < v.length; i++) {
+      if (!(i in v)) return NOT_JSON;
+      const item = copyJson(v[i], depth + 1);
+      if (item === NOT_JSON) return NOT_JSON;
+      out.push(item);
+    }
+    return out;
   }
+  if (Object.getPrototypeOf(v) !== Object.prototype) return NOT_JSON;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(v)) {
+    const item = copyJson((v as Record<string, unknown>)[k], depth + 1);
+    if (item === NOT_JSON) return NOT_JSON;
+    Object.defineProperty(out, k, { value: item, enumerable: true, writable: true, configurable: true });
+  }
+  return out;
 }
 
 /**
