@@ -17,6 +17,15 @@ export {
   type ProcessorConfig,
 } from '@state-relay/processor';
 export type { CommitReport, InputBatch, ProcessingExtension, TaskContext } from '@state-relay/processor/internal';
+export {
+  currentEntity,
+  DEAD_LETTER_MAX_BYTES,
+  DEFAULT_ENTITY_MAX_BYTES,
+  foldRecord,
+  unitChanges,
+  UnitOfWork,
+  type FoldContext,
+} from '@state-relay/processor/internal';
 
 export { accountsDomain, applyAccountEvent, markDormant, DORMANCY_SWEEP } from '@state-relay/accounts';
 export { accountsOracle, generateAccountEvents, mulberry32 } from '@state-relay/accounts/testing';

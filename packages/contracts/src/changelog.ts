@@ -2,7 +2,7 @@ import { isSeen, seenOf } from './command-id';
 import { DecodeError } from './errors';
 import { readNonNegativeInteger, readObject, readStringArray } from './fields';
 import { decodeJsonObject, decodeKey, describe, encodeJson, isPlainObject } from './json';
-import { MAX_ID_LENGTH, type StoredEntity } from './types';
+import { MAX_ID_LENGTH, MAX_JSON_DEPTH, type StoredEntity } from './types';
 
 /** Kafka Streams' naming, so the topic reads as what it is to anyone who knows Streams. */
 export function changelogTopicName(appId: string, storeName: string): string {
@@ -25,6 +25,63 @@ export function changelogTopicName(appId: string, storeName: string): string {
 /** `{"version":…,"value":{…},"seen":"…"}`: the bytes the changelog, the task stores and the replica all hold. */
 export function encodeStoredEntity(entity: StoredEntity): Buffer {
   return encodeJson({ version: entity.version, value: entity.value, seen: entity.seen });
+}
+
+/**
+ * At least the bytes encodeStoredEntity(entity) would take, found without encoding it (a walk of
+ * the value: every string counted as if each UTF-16 unit took 6 bytes, the longest escape, every
+ * number 25 characters); Infinity when the entity holds anything but plain JSON data (a toJSON
+ * method, a class instance, a bigint, nesting deeper than MAX_JSON_DEPTH or a cycle), which only
+ * encoding can measure or refuse. For a limit check that encodes only when the bound is over it.
+ */
+export function storedEntitySizeBound(entity: StoredEntity): number {
+  // {"version":,"value":,"seen":}
+  const frame = 30;
+  if (typeof entity.version !== 'number' || typeof entity.seen !== 'string') return Infinity;
+  return frame + NUMBER_BOUND + stringBound(entity.seen) + valueBound(entity.value, 1);
+}
+
+/** JSON.stringify's longest number, e.g. -1.2345678901234567e-123 (24), with room to spare. */
+const NUMBER_BOUND = 25;
+
+function stringBound(s: string): number {
+  return 2 + 6 * s.length;
+}
+
+function valueBound(v: unknown, depth: number): number {
+  switch (typeof v) {
+    case 'string':
+      return stringBound(v);
+    case 'number':
+      return NUMBER_BOUND;
+    case 'boolean':
+      return 5;
+    case 'object':
+      break;
+    default:
+      return Infinity; // undefined, bigint, symbol, function: let the encoder decide
+  }
+  if (v === null) return 4;
+  if (depth > MAX_JSON_DEPTH) return Infinity;
+  if (Array.isArray(v)) {
+    if (Object.getPrototypeOf(v) !== Array.prototype) return Infinity;
+    let n = 2 + v.length;
+    for (let i = 0; i < v.length; i++) {
+      n += valueBound(v[i], depth + 1);
+      if (n === Infinity) return n;
+    }
+    return n;
+  }
+  const proto: unknown = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null) return Infinity;
+  const o = v as Record<string, unknown>;
+  if (typeof o.toJSON === 'function') return Infinity;
+  let n = 2;
+  for (const key of Object.keys(o)) {
+    n += stringBound(key) + 2 + valueBound(o[key], depth + 1);
+    if (n === Infinity) return n;
+  }
+  return n;
 }
 
 /**

@@ -27,7 +27,11 @@ export function commandDigest(commandId: string): string {
 
 /** Whether `seen` (digests, oldest first) holds the digest of `commandId`. */
 export function hasSeen(seen: string, commandId: string): boolean {
-  const digest = commandDigest(commandId);
+  return seenHas(seen, commandDigest(commandId));
+}
+
+/** Whether `seen` holds `digest` (a commandDigest): for a caller that needs the digest twice and hashes once. */
+export function seenHas(seen: string, digest: string): boolean {
   for (let i = seen.indexOf(digest); i !== -1; i = seen.indexOf(digest, i + 1)) {
     if (i % COMMAND_DIGEST_LENGTH === 0) return true;
   }
@@ -36,7 +40,12 @@ export function hasSeen(seen: string, commandId: string): boolean {
 
 /** `seen` with `commandId` remembered last, keeping the newest MAX_REMEMBERED_COMMAND_IDS. */
 export function rememberCommand(seen: string, commandId: string): string {
-  const next = seen + commandDigest(commandId);
+  return rememberDigest(seen, commandDigest(commandId));
+}
+
+/** `seen` with `digest` (a commandDigest) remembered last, keeping the newest MAX_REMEMBERED_COMMAND_IDS. */
+export function rememberDigest(seen: string, digest: string): string {
+  const next = seen + digest;
   const max = MAX_REMEMBERED_COMMAND_IDS * COMMAND_DIGEST_LENGTH;
   return next.length > max ? next.slice(next.length - max) : next;
 }

@@ -10,8 +10,12 @@ import { MAX_ID_LENGTH, type UpdateCommand } from './types';
  */
 export function decodeCommand(key: Buffer | null, value: Buffer | null): UpdateCommand {
   const { obj, envelope } = decodeCommandEnvelope(key, value);
+  // Fields named one by one: a spread of the envelope followed by more fields cost ~3 µs a command
+  // (V8's clone-then-extend path), more than the JSON.parse of the whole record.
   const command: UpdateCommand = {
-    ...envelope,
+    commandId: envelope.commandId,
+    scanId: envelope.scanId,
+    key: envelope.key,
     asOf: readFiniteNumber(obj, 'asOf'),
     condition: readObject(obj, 'condition') as Condition,
     action: readObject(obj, 'action') as Action,

@@ -14,13 +14,21 @@ export { decodeKey, encodeJson } from './json';
 export { decodeEvent, encodeEvent } from './events';
 export { decodeCommand, encodeCommand } from './commands';
 export { decodeCommandResult, encodeCommandResult } from './results';
-export { changelogTopicName, decodeStoredEntity, encodeStoredEntity, parseStoredEntity } from './changelog';
+export {
+  changelogTopicName,
+  decodeStoredEntity,
+  encodeStoredEntity,
+  parseStoredEntity,
+  storedEntitySizeBound,
+} from './changelog';
 export { INPUT_POSITIONS_HEADER, decodeInputPositions, encodeInputPositions } from './input-positions';
 export {
   commandIdFor,
   commandDigest,
   hasSeen,
+  seenHas,
   rememberCommand,
+  rememberDigest,
   seenCount,
   seenOf,
   isSeen,

@@ -39,11 +39,20 @@ export function durationProblem(s: unknown): string | undefined {
   return typeof s === 'string' ? readDuration(s).problem : `expected an ISO-8601 duration string, ${EXAMPLES}`;
 }
 
+/** Durations parsed so far (valid ones): a scan's `$ago` is resolved once per command, parsed once. */
+const PARSED = new Map<string, number>();
+const PARSED_MAX = 256;
+
 /** Milliseconds in an ISO-8601 duration such as "P30D" or "P1DT12H"; throws RuleValidationError otherwise. */
 export function parseDurationMs(s: string): number {
-  const problem = durationProblem(s);
+  const known = typeof s === 'string' ? PARSED.get(s) : undefined;
+  if (known !== undefined) return known;
+  const { ms, problem } =
+    typeof s === 'string' ? readDuration(s) : { ms: 0, problem: durationProblem(s) ?? 'not a duration' };
   if (problem !== undefined) throw new RuleValidationError([{ path: '', message: problem }]);
-  return readDuration(s).ms;
+  if (PARSED.size >= PARSED_MAX) PARSED.delete(PARSED.keys().next().value!);
+  PARSED.set(s, ms);
+  return ms;
 }
 
 function readDuration(s: string): { ms: number; problem?: string } {

@@ -63,6 +63,10 @@ export class SqliteFile {
     }
   }
 
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
   assertOpen(): void {
     if (this.closed) throw new StoreClosedError(this.path);
   }

@@ -76,6 +76,9 @@ export class TaskStore {
     raiseInput: Statement<[string, bigint]>;
     clearInputs: Statement<[]>;
     getRebuildStartedAt: Statement<[], number>;
+    begin: Statement<[]>;
+    end: Statement<[]>;
+    rollback: Statement<[]>;
     setRebuildStartedAt: Statement<[number]>;
     clearRebuildStartedAt: Statement<[]>;
   };
@@ -136,6 +139,10 @@ export class TaskStore {
         `INSERT INTO meta (name, value) VALUES ('${REBUILD_STARTED_AT}', ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
       ),
       clearRebuildStartedAt: db.prepare(`DELETE FROM meta WHERE name = '${REBUILD_STARTED_AT}'`),
+      // A deferred transaction takes its WAL snapshot at the first read and keeps it until COMMIT.
+      begin: db.prepare('BEGIN DEFERRED'),
+      end: db.prepare('COMMIT'),
+      rollback: db.prepare('ROLLBACK'),
     };
     this.commitTx = db.transaction(
       (
@@ -256,6 +263,52 @@ export class TaskStore {
     return row === undefined ? undefined : decodeEntity(row);
   }
 
+  /**
+   * Runs `fn` (synchronous, reads only) inside one SQLite read transaction: its reads share one
+   * WAL snapshot, instead of each get() opening and closing its own (a point read costs several
+   * times less inside one). The transaction ends when `fn` returns or throws, so it is never held
+   * across an await; a function that returns a promise is refused (StoreInvalidArgumentError) once
+   * its synchronous part has run. Inside another transaction (or a nested reading) `fn` just runs.
+   * A failure to begin or end the transaction throws a StoreError; when `fn` closed the store, the
+   * transaction went with it.
+   */
+  reading<T>(fn: () => T): T {
+    const db = this.file.db;
+    if (db.inTransaction) return this.notAsync(fn());
+    this.file.run('reading', () => this.stmt.begin.run());
+    let result: T;
+    try {
+      result = fn();
+    } catch (err) {
+      this.endReading(true);
+      throw err;
+    }
+    this.endReading(false);
+    return this.notAsync(result);
+  }
+
+  private endReading(failed: boolean): void {
+    if (this.file.isClosed || !this.file.db.inTransaction) return;
+    if (failed) {
+      try {
+        this.stmt.rollback.run();
+      } catch {
+        // fn's error is the one to report; a rollback that fails leaves nothing written
+      }
+      return;
+    }
+    this.file.run('reading', () => this.stmt.end.run());
+  }
+
+  private notAsync<T>(result: T): T {
+    if (typeof (result as { then?: unknown } | null)?.then === 'function') {
+      throw new StoreInvalidArgumentError(
+        'reading() takes a synchronous function: a snapshot is not held across an await',
+      );
+    }
+    return result;
+  }
+
   /** The next changelog offset to read on restore, or null if nothing was ever committed. */
   checkpoint(): string | null {
     const value = this.file.run('checkpoint', () => this.stmt.getCheckpoint.get());
@@ -346,8 +399,15 @@ export class TaskStore {
     this.file.run('wipe', () => this.wipeTx(rebuildStartedAt));
   }
 
-  /** Checkpoint the WAL into the file (TRUNCATE) and close. Idempotent. */
+  /** Checkpoint the WAL into the file (TRUNCATE) and close. Idempotent. Ends a read transaction (see reading) first. */
   close(): void {
+    if (!this.file.isClosed && this.file.db.inTransaction) {
+      try {
+        this.stmt.rollback.run();
+      } catch {
+        // closing rolls back whatever is left
+      }
+    }
     this.file.close();
   }
 }

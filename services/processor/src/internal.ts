@@ -5,3 +5,7 @@
  * @state-relay/processor.
  */
 export type { CommitReport, InputBatch, ProcessingExtension, TaskContext } from './extension';
+// The fold path without Kafka: the replay benchmark (pnpm bench:replay) drives it with a real store.
+export { foldRecord, type FoldContext, type FoldInput } from './tasks/fold';
+export { currentEntity, unitChanges, UnitOfWork } from './tasks/unit-of-work';
+export { DEAD_LETTER_MAX_BYTES, DEFAULT_ENTITY_MAX_BYTES } from './kafka/limits';

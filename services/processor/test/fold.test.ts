@@ -10,7 +10,7 @@ import {
 import type { EntityDomain } from '@state-relay/domain';
 import type { KafkaMessage } from 'kafkajs';
 import { foldRecord, type FoldContext } from '../src/tasks/fold';
-import { UnitOfWork } from '../src/tasks/unit-of-work';
+import { unitChanges, UnitOfWork } from '../src/tasks/unit-of-work';
 import { counterDomain } from './counter-domain';
 
 // The pure fold: what a record does to a unit of work. Against a real broker: poison.itest.ts.
@@ -126,5 +126,32 @@ describe('foldRecord', () => {
     foldRecord(events, added('c-2', 12345678), tiny);
     expect(events.deadLetters[0]!.headers).toMatchObject({ 'dlq.code': 'ENTITY_TOO_LARGE' });
     expect(events.cache.size).toBe(0);
+  });
+});
+
+describe('encoding each entity once per key per unit', () => {
+  it('encodes a key changed several times in a unit once, at commit, as its last value', () => {
+    const unit = new UnitOfWork();
+    const ctx = { ...context(new Map()), current: (k: string) => unit.cache.get(k) ?? undefined };
+    for (let i = 1; i <= 3; i++) foldRecord(unit, added('c-1', i), ctx);
+    expect(unit.encoded.size).toBe(0); // nothing encoded at fold: the bound showed it fits
+    const last = unit.cache.get('c-1')!;
+    expect(last.value).toEqual({ total: 6, adds: 3 });
+    expect(unitChanges(unit)).toEqual([['c-1', encodeStoredEntity(last)]]);
+  });
+
+  it('keeps the bytes it had to measure at fold, and drops them when a later change of the key is not measured', () => {
+    const current: StoredEntity = { version: 1, value: { total: 1, adds: 1, note: 'x'.repeat(900) }, seen: '' };
+    const limit = encodeStoredEntity(current).length + 100; // the bound (6 bytes a character) is over it
+    const unit = new UnitOfWork();
+    const store = new Map([['c-1', current]]);
+    foldRecord(unit, added('c-1', 1), context(store, limit));
+    expect(unit.encoded.get('c-1')).toEqual(encodeStoredEntity(unit.cache.get('c-1')!));
+    foldRecord(unit, command('c-1', { unset: ['note'] }), {
+      ...context(store, limit),
+      current: (k) => unit.cache.get(k) ?? undefined,
+    });
+    expect(unit.encoded.has('c-1')).toBe(false);
+    expect(unitChanges(unit)).toEqual([['c-1', encodeStoredEntity(unit.cache.get('c-1')!)]]);
   });
 });

@@ -7,6 +7,7 @@ import {
   encodeCommandResult,
   encodeStoredEntity,
   isDecodeError,
+  storedEntitySizeBound,
   type CommandResult,
   type DeadLetterSource,
   type StoredEntity,
@@ -135,7 +136,9 @@ export function foldInput(unit: UnitOfWork, key: string, input: AggregateInput, 
   let bytes: Buffer | undefined;
   try {
     ({ next, verdict } = aggregate(ctx.domain, key, input, current));
-    if (next) bytes = encodeStoredEntity(next); // the bytes the changelog gets, measured once
+    // Encoded at commit, once per key per unit (unitChanges), unless only the bytes can tell
+    // whether the entity fits: then they are measured here and kept for the changelog.
+    if (next && storedEntitySizeBound(next) > ctx.entityMaxBytes) bytes = encodeStoredEntity(next);
   } catch (err) {
     const what = input.kind === 'command' ? 'the action' : 'applying the event';
     return { refused: { code: DEAD_LETTER_CODES.PROCESSING_FAILED, reason: failed(what, err), ...version } };
@@ -145,7 +148,7 @@ export function foldInput(unit: UnitOfWork, key: string, input: AggregateInput, 
     return { refused: { code: DEAD_LETTER_CODES.ENTITY_TOO_LARGE, reason, ...version } };
   }
   if (next === null) unit.delete(key);
-  else if (next !== undefined) unit.put(key, next, bytes!);
+  else if (next !== undefined) unit.put(key, next, bytes);
   if (input.kind === 'event') {
     if (next === undefined) unit.eventOutcomes.unchanged++;
     else unit.eventOutcomes.changed++;

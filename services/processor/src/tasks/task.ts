@@ -259,7 +259,7 @@ export class Task implements TaskContext {
           await new Promise<void>((resolve) => setImmediate(resolve));
           if (!this.live(incarnation)) return undefined;
         }
-        i = this.foldSlice(batch, i, false);
+        i = this.readingSlice(() => this.foldSlice(batch, i, false));
         if (i < 0) return undefined;
       }
     } finally {
@@ -282,7 +282,7 @@ export class Task implements TaskContext {
       if (yielded && !this.live(incarnation)) return undefined;
       // Held: a unit reached the share and has not committed (a commit that started since moved it out of `open`).
       if (this.commandsHeldBy || this.commandsFull()) return this.holdCommands(batch, from);
-      i = this.foldSlice(batch, i, true);
+      i = this.readingSlice(() => this.foldSlice(batch, i, true));
       if (i < 0) return undefined;
     }
     const taken = this.batchTaken(batch);
@@ -626,6 +626,24 @@ export class Task implements TaskContext {
       );
     }
     this.deps.onFailure(this, failure);
+  }
+
+  /**
+   * A fold slice's reads inside one SQLite read transaction (TaskStore.reading: one WAL snapshot,
+   * ended when the slice returns, before the next yield). Failing to begin or end it fails the
+   * task as a store failure, as a failing read does.
+   */
+  private readingSlice(slice: () => number): number {
+    const store = this.store;
+    if (!store) return slice();
+    try {
+      return store.reading(slice);
+    } catch (err) {
+      if (this.current === 'RUNNING') {
+        this.failWith(new TaskFailure('store', `task ${this.id}: a read transaction failed`, err), this.position);
+      }
+      return -1;
+    }
   }
 
   /** The store's row; a failing store fails the task as a store failure (never a poison record). */

@@ -1,7 +1,7 @@
-import { encodeInputPositions, encodeStoredEntity, INPUT_POSITIONS_HEADER } from '@state-relay/contracts';
+import { encodeInputPositions, INPUT_POSITIONS_HEADER } from '@state-relay/contracts';
 import { isFencedError, MAX_REQUEST_BYTES, slicesOf, withDeadline } from '@state-relay/kafka-runtime';
 import type { Message, Producer, RecordMetadata, Transaction } from 'kafkajs';
-import type { UnitOfWork } from './unit-of-work';
+import { unitChanges, type UnitOfWork } from './unit-of-work';
 import { TaskFailure } from './errors';
 
 export interface TransactionTopics {
@@ -133,16 +133,16 @@ export async function commitUnits(
   parts: readonly CommitPart[],
   { groupId, topics, deadlineMs = COMMIT_DEADLINE_MS, membership }: CommitOptions,
 ): Promise<CommittedUnit[]> {
-  // Encoded once, at fold: the same bytes go to the changelog and, after the commit, to SQLite.
+  // Encoded once per key (unitChanges): the same bytes go to the changelog and, after the commit, to SQLite.
   const prepared = parts.map(({ task, unit, inputs }) => {
     const headers = inputs.size > 0 ? { [INPUT_POSITIONS_HEADER]: encodeInputPositions(inputs) } : undefined;
-    const changes: Array<[string, Buffer | null]> = [];
-    const changelog: Message[] = [];
-    for (const [key, entity] of unit.cache.entries()) {
-      const value = entity ? (unit.encoded.get(key) ?? encodeStoredEntity(entity)) : null;
-      changes.push([key, value]);
-      changelog.push({ key, value, partition: task, ...(headers && { headers }) });
-    }
+    const changes = unitChanges(unit);
+    const changelog: Message[] = changes.map(([key, value]) => ({
+      key,
+      value,
+      partition: task,
+      ...(headers && { headers }),
+    }));
     return { task, changes, changelog, checkpoint: null as string | null };
   });
   const changelog = prepared.flatMap((p) => p.changelog);

@@ -1,5 +1,5 @@
 import { WriteCache } from '@state-relay/store';
-import type { StoredEntity } from '@state-relay/contracts';
+import { encodeStoredEntity, type StoredEntity } from '@state-relay/contracts';
 import type { Message } from 'kafkajs';
 
 /**
@@ -10,7 +10,10 @@ import type { Message } from 'kafkajs';
  */
 export class UnitOfWork {
   readonly cache = new WriteCache();
-  /** Key -> the encoded entity in `cache` (measured against ENTITY_MAX_BYTES at fold; the changelog gets these bytes). */
+  /**
+   * Key -> the encoded entity in `cache`, when the fold had to encode it to measure it against
+   * ENTITY_MAX_BYTES (see foldInput); the others are encoded once, at commit (unitChanges).
+   */
   readonly encoded = new Map<string, Buffer>();
   readonly results: Message[] = [];
   readonly deadLetters: Message[] = [];
@@ -37,9 +40,11 @@ export class UnitOfWork {
     );
   }
 
-  put(key: string, entity: StoredEntity, bytes: Buffer): void {
+  /** `bytes`: the entity's encoding when the fold already made it (see foldInput); else encoded at commit. */
+  put(key: string, entity: StoredEntity, bytes?: Buffer): void {
     this.cache.put(key, entity);
-    this.encoded.set(key, bytes);
+    if (bytes) this.encoded.set(key, bytes);
+    else this.encoded.delete(key);
   }
 
   delete(key: string): void {
@@ -67,4 +72,16 @@ export function currentEntity(
   const pending = committing?.cache.get(key);
   if (pending !== undefined) return pending ?? undefined;
   return read(key);
+}
+
+/**
+ * The unit's changes as the changelog and then SQLite get them: the last value per key, encoded
+ * (null: a tombstone), in the order they go to SQLite.
+ */
+export function unitChanges(unit: UnitOfWork): Array<[string, Buffer | null]> {
+  const changes: Array<[string, Buffer | null]> = [];
+  for (const [key, entity] of unit.cache.entries()) {
+    changes.push([key, entity ? (unit.encoded.get(key) ?? encodeStoredEntity(entity)) : null]);
+  }
+  return changes;
 }
