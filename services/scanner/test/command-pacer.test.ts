@@ -164,4 +164,26 @@ describe('CommandPacer', () => {
     }
     expect(p.state().rate).toBeLessThanOrEqual(1_000_000); // an unlimited scan stops at the API's largest rate
   });
+
+  it('cuts on a reading that says a processor is too busy to answer (overloaded), and ignores it without a budget', () => {
+    const plant = new Plant();
+    const p = pacer(plant, { cap: 100_000 });
+    for (let i = 0; i < 5; i++) {
+      plant.read(120);
+      p.update();
+    }
+    expect(p.state()).toMatchObject({ rate: 1_600, limiter: 'ramp' });
+    plant.now += 1_000;
+    plant.reading = { at: plant.now, p99Ms: 120, overloaded: true }; // its p99 looks fine; another processor timed out
+    expect(p.update()).toBe(800);
+    expect(p.state().limiter).toBe('budget');
+
+    const off = new Plant();
+    const unbudgeted = pacer(off, { cap: 100_000, budget: { off: true } });
+    off.read(120);
+    unbudgeted.update();
+    off.now += 1_000;
+    off.reading = { at: off.now, p99Ms: null, overloaded: true };
+    expect(unbudgeted.update()).toBe(200); // no budget: only the cap and the lag pause hold it
+  });
 });

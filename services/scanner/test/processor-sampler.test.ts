@@ -283,6 +283,30 @@ describe('the event latency signal a walk is paced by', () => {
     expect(signal.latest()).toBeUndefined(); // no tick for 3 s: no reading, not an old one
   });
 
+  it('says a processor whose status read timed out is overloaded, with the others’ p99 beside it', async () => {
+    let now = 10_000;
+    let p2: 'hang' | number = 'hang';
+    const sampler = new ProcessorSampler({
+      urls: ['http://p1:8080', 'http://p2:8080'],
+      token: 'processor-token-0123456789',
+      now: () => now,
+      timeoutMs: 20,
+      fetch: fakeFetch({
+        'http://p1:8080/status': () =>
+          status({ at: new Date(now).toISOString(), eventCommitLatency: eventLatency(90) }),
+        'http://p2:8080/status': () =>
+          p2 === 'hang' ? 'hang' : status({ at: new Date(now).toISOString(), eventCommitLatency: eventLatency(p2) }),
+      }),
+    });
+    const signal = new EventLatencySignal(sampler, { now: () => now });
+    await sampler.tick();
+    expect(signal.latest()).toEqual({ at: 10_000, p99Ms: 90, overloaded: true });
+    p2 = 150; // answering again: a plain reading
+    now = 11_000;
+    await sampler.tick();
+    expect(signal.latest()).toEqual({ at: 11_000, p99Ms: 150 });
+  });
+
   it('takes the baseline as the median of each processor’s readings over the last 30 s, then the worst', async () => {
     let now = 0;
     let values = { p1: 100, p2: 200 };

@@ -12,8 +12,9 @@ export interface EventLatencySignalOptions {
 /**
  * The processors' event commit p99 as a pacer reads it, from the readings the status page already
  * takes once a second: the worst processor's p99 (a sweep must not hurt any of them). Processors
- * that do not answer, or report no event latency (older than the field), are left out; none left
- * is no reading.
+ * that report no event latency (older than the field) or refuse the connection are left out; none
+ * left is no reading. A processor whose reading timed out is too busy to answer its status page:
+ * the reading says so (`overloaded`), and a pacer treats it as over its budget.
  */
 export class EventLatencySignal implements LatencySignal {
   constructor(
@@ -23,10 +24,14 @@ export class EventLatencySignal implements LatencySignal {
 
   latest(): LatencyReading | undefined {
     const tick = this.sampler.eventLatency();
-    if (tick === undefined || tick.p99Ms.length === 0) return undefined;
+    if (tick === undefined || (tick.p99Ms.length === 0 && tick.timedOut === 0)) return undefined;
     if (this.now() - tick.at > (this.options.maxAgeMs ?? 3_000)) return undefined;
     const values = tick.p99Ms.filter((v): v is number => v !== null);
-    return { at: tick.at, p99Ms: values.length === 0 ? null : Math.max(...values) };
+    return {
+      at: tick.at,
+      p99Ms: values.length === 0 ? null : Math.max(...values),
+      ...(tick.timedOut > 0 && { overloaded: true }),
+    };
   }
 
   /**

@@ -75,14 +75,16 @@ export class ProcessorSampler {
    * The event commit p99 (events only) of each processor whose last reading succeeded and carries
    * it, as of the last tick; undefined before the first tick.
    */
-  eventLatency(): { at: number; p99Ms: Array<number | null> } | undefined {
+  eventLatency(): { at: number; p99Ms: Array<number | null>; timedOut: number } | undefined {
     if (this.lastTickAt === null) return undefined;
     const p99Ms: Array<number | null> = [];
+    let timedOut = 0;
     for (const r of this.readings.values()) {
+      if (r.error === 'timeout') timedOut++;
       const latency = r.error === null ? r.status?.eventCommitLatency : undefined;
       if (latency !== undefined) p99Ms.push(latency.p99Ms);
     }
-    return { at: this.lastTickAt, p99Ms };
+    return { at: this.lastTickAt, p99Ms, timedOut };
   }
 
   /** Per processor, its event p99 readings from `from` to `to` (scanner clock). */

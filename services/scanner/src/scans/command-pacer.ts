@@ -15,6 +15,8 @@ export interface LatencyReading {
   at: number;
   /** The worst event commit p99 of the processors read, ms; null when none committed an event in its window. */
   p99Ms: number | null;
+  /** A processor's status read timed out (too busy to answer): over any budget, whatever p99Ms says. */
+  overloaded?: boolean;
 }
 
 export interface LatencySignal {
@@ -66,7 +68,8 @@ const INCREASE_SHARE = 0.1;
  * doubles at each reading while the budget holds (`ramp`); a reading over the budget halves it, once
  * per latency window; after that each reading within the budget adds a tenth of the rate the cut
  * came from. No events, or no readings at all, count as the budget holding, so an idle system is
- * swept up to the cap. Pure: the clock and the latency signal are injected, nothing here waits.
+ * swept up to the cap; a processor whose status read timed out (too busy to answer) counts as a
+ * breach. Pure: the clock and the latency signal are injected, nothing here waits.
  */
 export class CommandPacer {
   private current: number;
@@ -101,7 +104,7 @@ export class CommandPacer {
     if (reading !== undefined) {
       if (reading.at > this.lastReadingAt) {
         this.lastReadingAt = reading.at;
-        this.onReading(reading.p99Ms, t);
+        this.onReading(reading, t);
       }
     } else if (t - this.lastStepAt >= (this.options.stepMs ?? 1_000)) {
       this.lastP99 = null;
@@ -131,11 +134,15 @@ export class CommandPacer {
     return this.options.windowMs ?? 3_000;
   }
 
-  private onReading(p99: number | null, t: number): void {
+  private onReading({ p99Ms: p99, overloaded }: LatencyReading, t: number): void {
     this.lastP99 = p99;
     if (p99 !== null && this.baseline === null && this.options.budget.ratio !== undefined) this.baseline = p99;
     const budget = this.budgetMs();
-    if (p99 === null || budget === null || p99 <= budget) return this.increase(t);
+    // A processor too busy to answer is the breach the budget exists for (unless there is no budget).
+    const breached = this.options.budget.off
+      ? false
+      : overloaded === true || (p99 !== null && budget !== null && p99 > budget);
+    if (!breached) return this.increase(t);
     this.limiter = 'budget';
     if (t - this.lastCutAt >= this.windowMs) this.cut(t);
   }
