@@ -1,4 +1,5 @@
 import type { CpuUse } from './cpu';
+import type { LatencyBudget, PaceSummary } from './latency-budget';
 import type { BenchOptions } from './options';
 import type { ProcessorRun } from './processor-run';
 import { summarize, type LatencySummary, type Stall, type TransactionSummary } from './stats';
@@ -16,6 +17,20 @@ export const MODE_LABELS: Record<SweepMode, string> = {
 /** "a. blocking in-loop", with the round when there are several. */
 export function sweepLabel(r: { mode: SweepMode; round: number }, rounds: number): string {
   return rounds > 1 ? `${MODE_LABELS[r.mode]}, round ${r.round}` : MODE_LABELS[r.mode];
+}
+
+/** How a relay phase runs the scanner. */
+export interface RelayPlan {
+  /** options.rate: the cap (0: uncapped). */
+  rate: number;
+  /** The scanner's MAX_COMMAND_LAG. */
+  maxLag: number;
+  /** options.latencyBudget; absent: the scan sets none (the scanner's SCAN_LATENCY_BUDGET, 1.2x by default). */
+  budget?: LatencyBudget;
+  /** How the budget is reported: `1.2x`, `off`, `default (1.2x)`. */
+  budgetLabel: string;
+  /** Names the deployment and the log lines apart from other relay phases of a run (part 6: the budget). */
+  tag?: string;
 }
 
 export interface SweepResult {
@@ -73,6 +88,8 @@ export interface SweepResult {
   timeline: Array<{ t: number; p50: number; p99: number; max: number; n: number }>;
   window: { start: number; end: number };
   bucketMs: number;
+  /** A relay phase: its cap, lag pause and budget, and its pace over the walk (GET /scans/:id, polled every 100 ms). */
+  relay?: { rate: number; maxLag: number; budget: string; pace: PaceSummary };
 }
 
 export interface PhaseFacts {
