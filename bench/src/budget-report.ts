@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BudgetComparison } from './budget';
 import {
+  durationText,
   judgeBudgetAims,
   paceSegments,
   paceSegmentsLine,
@@ -43,7 +44,6 @@ export function judgeBudgetPart(r: BudgetComparison): BudgetVerdict[] {
 }
 
 const times = (k: number) => (k === 1 ? 'once' : `${k} times`);
-const sec = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 function label(x: SweepResult): string {
   return x.relay ? `relay, budget ${x.relay.budget}` : 'chunked in-loop';
@@ -52,13 +52,15 @@ function label(x: SweepResult): string {
 export function budgetMarkdown(report: BudgetReport): string {
   const { result: r } = report;
   const sweeps = [r.chunked, ...r.relays];
+  const whole = sweeps.filter((x) => !x.truncated);
   const lines = [
     lastRunLine(report),
     '',
     `**Settings.** ${n(r.keys)} keys, ${n(r.candidates)} of them dormant-eligible; steady load ${n(r.rate)} events/s; ` +
       `chunked sweep ${n(r.chunkKeys)} keys per slice; every relay sweep uncapped (scan \`rate\` 0), paced by its ` +
       `\`latencyBudget\` alone, pausing above a command lag of ${n(r.maxLag)}; the scanner reads the processor's ` +
-      `\`GET /status\` \`eventCommitLatency\` (\`PROCESSOR_URLS\`). Load average ${report.loadAverage.start} at the start, ` +
+      `\`GET /status\` \`eventCommitLatency\` (\`PROCESSOR_URLS\`); a relay sweep still running ${r.sweepMaxSec} s after its ` +
+      `scan was created is cut there (cancelled) and its duration projected at its rate so far. Load average ${report.loadAverage.start} at the start, ` +
       `${report.loadAverage.end} at the end${report.loadAverage.start > report.machine.cpus ? ' (other work was competing for the CPUs: expect noise)' : ''}.`,
     '',
     '#### Targets (issue 32)',
@@ -73,7 +75,7 @@ export function budgetMarkdown(report: BudgetReport): string {
     ...sweeps.map((x) => {
       const p = x.relay?.pace;
       return (
-        `| ${label(x)} | ${sec(x.sweepMs)} | ${n(x.baseline.p99)} → ${n(x.during.p99)} ms | ${x.p99Ratio.toFixed(2)} | ` +
+        `| ${label(x)} | ${durationText(x)} | ${n(x.baseline.p99)} → ${n(x.during.p99)} ms | ${x.p99Ratio.toFixed(2)} | ` +
         `${n(x.taskStall.ms)} (${n(x.anyStall.ms)}) ms | ${n(x.eventsPerSecBaseline)} → ${n(x.eventsPerSecDuring)} | ` +
         (p
           ? `${n(p.emittedPerSec)} | ${n(p.rate.mean)} / ${n(p.rate.max)} | ${PACE_LIMITERS.map((l) => p.secondsBy[l].toFixed(1)).join(' / ')} | ` +
@@ -94,7 +96,8 @@ export function budgetMarkdown(report: BudgetReport): string {
     }),
     '',
     `Final state: ${r.sameFinalState ? 'PASS' : 'FAIL'}: every deployment ends equal to the oracle` +
-      `${new Set(sweeps.map((x) => x.check.digest)).size === 1 ? `, all ${sweeps.length} identical (state digest ${sweeps[0]!.check.digest})` : ''}.`,
+      `${whole.length > 1 && new Set(whole.map((x) => x.check.digest)).size === 1 ? `, all ${whole.length} whole sweeps identical (state digest ${whole[0]!.check.digest})` : ''}` +
+      `${whole.length < sweeps.length ? `; a sweep cut at its limit is checked key by key as either swept or not (${sweeps.length - whole.length} of them)` : ''}.`,
     '',
     '![Sweep duration, event p99 and longest stall against the latency budget](benchmarks/budget.svg)',
     '',

@@ -12,6 +12,8 @@ export interface BudgetComparison {
   chunkKeys: number;
   /** The scanner's MAX_COMMAND_LAG in the relay sweeps. */
   maxLag: number;
+  /** A relay sweep still running this long after its scan was created is cut (SweepResult.truncated). */
+  sweepMaxSec: number;
   /** The budget the scanner applies by default (judged), and the budgets in the order they ran. */
   defaultBudget: string;
   budgets: string[];
@@ -35,7 +37,7 @@ export async function measureBudgetPart(
   o: BenchOptions,
   workDir: string,
 ): Promise<BudgetComparison> {
-  const shared = prepareSweeps(kafka, admin, brokers, o, workDir, o.budgetAllowanceSec);
+  const shared = prepareSweeps(kafka, admin, brokers, o, workDir, o.budgetSweepMaxSec);
   const budgets = [...o.budgets].sort((a, b) => Number(b === 'off') - Number(a === 'off'));
   const one = { ...o, rounds: 1 };
   const phase = { ...shared, o: one };
@@ -50,6 +52,7 @@ export async function measureBudgetPart(
       budget,
       budgetLabel: budgetLabel(budget),
       tag: budgetLabel(budget).replace(/\./g, '-'),
+      maxSweepMs: o.budgetSweepMaxSec * 1000,
     };
     relays.push(await runPhase('relay', 1, phase, plan));
   }
@@ -59,6 +62,7 @@ export async function measureBudgetPart(
     rate: o.rate,
     chunkKeys: o.chunkKeys,
     maxLag: o.budgetMaxLag,
+    sweepMaxSec: o.budgetSweepMaxSec,
     defaultBudget: DEFAULT_BUDGET,
     budgets,
     loadTotal: shared.loadTotal,

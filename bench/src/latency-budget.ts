@@ -183,6 +183,14 @@ export interface SweepFigures {
   p99Ratio: number;
   /** The longest stall of any single task overlapping the sweep. */
   taskStall: { ms: number };
+  /** Cut at its time limit: `sweepMs` is the time to the cut, `projectedMs` the whole sweep at its rate so far. */
+  truncated?: { projectedMs: number };
+}
+
+/** "4.0 s", or for a sweep cut at its limit "cut at 60.0 s (projected 312.5 s)". */
+export function durationText(f: Pick<SweepFigures, 'sweepMs' | 'truncated'>): string {
+  const s = (ms: number) => (Number.isFinite(ms) ? `${(ms / 1000).toFixed(1)} s` : '∞');
+  return f.truncated ? `cut at ${s(f.sweepMs)} (projected ${s(f.truncated.projectedMs)})` : s(f.sweepMs);
 }
 
 /** One aim of issue 32, met or not on this run (null: not judged, `note` says why). */
@@ -212,9 +220,17 @@ export function judgeBudgetAims(
   offAim?: string,
 ): BudgetVerdict[] {
   const { defaultBudget: d, off, chunked: c, defaultLabel } = runs;
-  const note = (missing: string | undefined): Partial<BudgetVerdict> =>
-    missing ? { note: missing } : offAim ? { note: offAim } : {};
-  const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  const note = (missing: string | undefined, cut?: SweepFigures): Partial<BudgetVerdict> => {
+    const notes = [
+      ...(missing ? [missing] : []),
+      ...(cut?.truncated ? ['the sweep was cut at its time limit: its figures cover the part before the cut'] : []),
+      ...(!missing && offAim ? [offAim] : []),
+    ];
+    return notes.length ? { note: notes.join('; ') } : {};
+  };
+  // A sweep cut at its limit took longer than the limit: slower than chunked if chunked took less, else unknown.
+  const offNoSlower = (o: SweepFigures, ch: SweepFigures): boolean | null =>
+    o.truncated ? (o.sweepMs > ch.sweepMs ? false : null) : o.sweepMs <= ch.sweepMs;
   const r = (v: number) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : '–');
   const notRun = (what: string) => `no ${what} sweep in this run`;
   return [
@@ -222,31 +238,31 @@ export function judgeBudgetAims(
       name: `relay, default budget (${defaultLabel}): p99 during the sweep / its baseline p99`,
       aim: `≤ ${BUDGET_AIMS.p99Ratio}`,
       measured: d
-        ? `${d.p99Ratio.toFixed(2)} (${r(d.baseline.p99)} → ${r(d.during.p99)} ms; sweep ${s(d.sweepMs)})`
+        ? `${d.p99Ratio.toFixed(2)} (${r(d.baseline.p99)} → ${r(d.during.p99)} ms; sweep ${durationText(d)})`
         : '–',
       met: d ? d.p99Ratio <= BUDGET_AIMS.p99Ratio : null,
-      ...note(d ? undefined : notRun(`${defaultLabel} budget`)),
+      ...note(d ? undefined : notRun(`${defaultLabel} budget`), d),
     },
     {
       name: `relay, default budget (${defaultLabel}): longest stall of any task during the sweep`,
       aim: `≤ ${BUDGET_AIMS.taskStallMs} ms`,
       measured: d ? `${r(d.taskStall.ms)} ms` : '–',
       met: d ? d.taskStall.ms <= BUDGET_AIMS.taskStallMs : null,
-      ...note(d ? undefined : notRun(`${defaultLabel} budget`)),
+      ...note(d ? undefined : notRun(`${defaultLabel} budget`), d),
     },
     {
       name: 'relay, no budget (off, uncapped): sweep duration vs the in-loop chunked sweep of the same run',
       aim: '≤ chunked',
-      measured: off && c ? `${s(off.sweepMs)} vs ${s(c.sweepMs)}` : '–',
-      met: off && c ? off.sweepMs <= c.sweepMs : null,
-      ...note(!off ? notRun('off-budget') : !c ? notRun('chunked') : undefined),
+      measured: off && c ? `${durationText(off)} vs ${durationText(c)}` : '–',
+      met: off && c ? offNoSlower(off, c) : null,
+      ...note(!off ? notRun('off-budget') : !c ? notRun('chunked') : undefined, off),
     },
     {
       name: 'relay, no budget (off, uncapped): event p99 during the sweep vs the chunked sweep’s',
       aim: '≤ chunked',
       measured: off && c ? `${r(off.during.p99)} vs ${r(c.during.p99)} ms` : '–',
       met: off && c ? off.during.p99 <= c.during.p99 : null,
-      ...note(!off ? notRun('off-budget') : !c ? notRun('chunked') : undefined),
+      ...note(!off ? notRun('off-budget') : !c ? notRun('chunked') : undefined, off),
     },
   ];
 }

@@ -26,8 +26,12 @@ export interface BenchOptions {
   budgets: string[];
   /** Part 6: the scanner's MAX_COMMAND_LAG in its sweeps (the service default, a safety net under the budget). */
   budgetMaxLag: number;
-  /** Part 6: sweep time budgeted in its fixed steady-load total. */
-  budgetAllowanceSec: number;
+  /**
+   * Part 6: a relay sweep still running this many seconds after its scan was created is cut there
+   * (cancelled; reported with its projected duration), which bounds the part's time; also the sweep
+   * time budgeted in its fixed steady-load total.
+   */
+  budgetSweepMaxSec: number;
   warmupSec: number;
   baselineSec: number;
   tailSec: number;
@@ -85,11 +89,11 @@ const RESTORE_SIZES = ['restoreKeys', 'restoreBaseKeys', 'failoverKeys'] as cons
 /** And those that size part 5 only. */
 const CLUSTER_SIZES = ['clusterKeys', 'clusterEvents', 'clusterDownSec'] as const;
 /** And those of part 6 only (its keys and rate are --keys and --rate, as part 2's). */
-const BUDGET_SIZES = ['budgets', 'budgetMaxLag'] as const;
+const BUDGET_SIZES = ['budgets', 'budgetMaxLag', 'budgetSweepMaxSec'] as const;
 
 const USAGE = `usage: pnpm bench [--quick | --full] [--part all|main|restore|modes|cluster|budget] [--keys N] [--rate R] [--events N]
                   [--chunk K] [--relay-rate R] [--relay-max-lag N] [--relay-budget B] [--baseline S] [--rounds N] [--profile]
-                  [--budgets LIST] [--budget-max-lag N]
+                  [--budgets LIST] [--budget-max-lag N] [--budget-sweep-max-sec S]
                   [--restore-keys N] [--restore-base-keys N] [--failover-keys N]
                   [--cluster-keys N] [--cluster-events N] [--cluster-down-sec S]
                   [--processor-env NAME=VALUE] [--tx-retry-ms N] [--scanner-nice N]
@@ -111,6 +115,8 @@ const USAGE = `usage: pnpm bench [--quick | --full] [--part all|main|restore|mod
                   about 6-8 min
   --budgets LIST  part 6's relay budgets, in order (default 1.2x,1.5x,2x,off; 1.2x and off are judged)
   --budget-max-lag N  part 6's scanner MAX_COMMAND_LAG (default 10000, the scanner's own default)
+  --budget-sweep-max-sec S  part 6 cuts a relay sweep still running S s after its scan was created
+                  (default 60; --quick: 30) and reports its projected duration: the part's time bound
   --cluster-keys N   part 5's sweep keys (default 30000; --quick: 10000)
   --cluster-events N part 5's throughput events (default 100000; --quick: 30000)
   --cluster-down-sec S  seconds part 5's killed broker stays down (default 10)
@@ -149,7 +155,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     relayMaxLag: 2_000,
     budgets: ['1.2x', '1.5x', '2x', 'off'],
     budgetMaxLag: 10_000,
-    budgetAllowanceSec: 40,
+    budgetSweepMaxSec: 60,
     warmupSec: 5,
     baselineSec: 10,
     tailSec: 3,
@@ -262,6 +268,9 @@ export function parseOptions(argv: string[]): BenchOptions {
       case '--budget-max-lag':
         num('budgetMaxLag', 10);
         break;
+      case '--budget-sweep-max-sec':
+        num('budgetSweepMaxSec', 5);
+        break;
       case '--modes-sec':
         num('modesSec', 5);
         break;
@@ -333,7 +342,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     preset('baselineSec', 5);
     preset('warmupSec', 3);
     preset('sweepAllowanceSec', 20);
-    preset('budgetAllowanceSec', 20);
+    preset('budgetSweepMaxSec', 30);
     preset('rounds', 1);
     preset('modesKeys', 5_000);
     preset('modesSec', 8);

@@ -179,12 +179,24 @@ export class ScannerProcess {
     timeoutMs = 1_800_000,
     pollMs = 100,
     onPoll?: (sample: PaceSample) => void,
-  ): Promise<ScanView & { seenDoneAt: number }> {
+    cancelAt?: number,
+  ): Promise<ScanView & { seenDoneAt: number; cancelledAt?: number }> {
     const deadline = Date.now() + timeoutMs;
+    let cancelledAt: number | undefined;
     for (;;) {
       const { body } = await this.request<ScanView>('GET', `/scans/${encodeURIComponent(id)}`);
       onPoll?.({ at: Date.now(), pace: body.pace ?? null, emitted: body.counts.emitted });
       if (body.status === 'completed') return { ...body, seenDoneAt: Date.now() };
+      if (body.status === 'cancelled' && cancelledAt !== undefined)
+        return { ...body, seenDoneAt: Date.now(), cancelledAt };
+      // `cancelAt` (epoch ms): a sweep that runs longer is cut there (POST /scans/:id/cancel).
+      if (cancelAt !== undefined && cancelledAt === undefined && Date.now() >= cancelAt) {
+        cancelledAt = Date.now();
+        const res = await this.request<unknown>('POST', `/scans/${encodeURIComponent(id)}/cancel`);
+        if (res.status !== 200 && res.status !== 409)
+          throw new Error(`POST /scans/${id}/cancel answered ${res.status}: ${JSON.stringify(res.body)}`);
+        continue;
+      }
       if (body.status === 'failed' || body.status === 'cancelled')
         throw new Error(`scan ${id} ${body.status}: ${body.error}\n${this.output}`);
       if (Date.now() > deadline) throw new Error(`scan ${id} not finished in ${timeoutMs} ms: ${JSON.stringify(body)}`);

@@ -74,11 +74,26 @@ export function budgetChart(chunked: SweepResult, relays: SweepResult[], subtitl
     panelHeight: 170,
     panels: [
       {
-        title: 'sweep duration (scan created → every command answered; chunked: armed → last change committed)',
-        y: linear(Math.max(chunked.sweepMs, ...relays.map((r) => r.sweepMs)), seconds),
+        title:
+          'sweep duration (scan created → every command answered, or the cut at the limit; chunked: armed → last change committed)',
+        y: linear(
+          Math.max(
+            chunked.sweepMs,
+            ...relays.map((r) => r.sweepMs),
+            ...relays.map((r) => r.truncated?.projectedMs ?? 0).filter(Number.isFinite),
+          ),
+          seconds,
+        ),
         series: [
           { label: 'chunked', color: chunkColor, width: 1, points: flat(chunked.sweepMs) },
           { label: 'relay', color: relayColor, width: 1.8, points: xs((r) => r.sweepMs) },
+          // A sweep cut at its time limit: where it was cut (on the relay line) and its projected duration.
+          {
+            label: 'projected (cut)',
+            color: '#9333ea',
+            width: 1,
+            points: relays.map((r, i) => [i + 1, r.truncated ? r.truncated.projectedMs : null] as const),
+          },
         ],
       },
       {

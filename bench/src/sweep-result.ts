@@ -31,6 +31,8 @@ export interface RelayPlan {
   budgetLabel: string;
   /** Names the deployment and the log lines apart from other relay phases of a run (part 6: the budget). */
   tag?: string;
+  /** Cut the sweep (POST /scans/:id/cancel) this long after the scan was created (part 6 bounds its time so). */
+  maxSweepMs?: number;
 }
 
 export interface SweepResult {
@@ -88,6 +90,12 @@ export interface SweepResult {
   timeline: Array<{ t: number; p50: number; p99: number; max: number; n: number }>;
   window: { start: number; end: number };
   bucketMs: number;
+  /**
+   * A sweep cut at its time limit (RelayPlan.maxSweepMs): `sweepMs` is then the time to the cut, the
+   * commands it emitted, and the duration the whole sweep would have taken at its mean rate so far
+   * (candidates / emitted × sweepMs). The final state is checked key by key as either swept or not.
+   */
+  truncated?: { emitted: number; candidates: number; projectedMs: number };
   /** A relay phase: its cap, lag pause and budget, and its pace over the walk (GET /scans/:id, polled every 100 ms). */
   relay?: { rate: number; maxLag: number; budget: string; pace: PaceSummary };
 }

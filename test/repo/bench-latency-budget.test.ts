@@ -1,6 +1,7 @@
 import {
   budgetLabel,
   budgetRank,
+  durationText,
   judgeBudgetAims,
   paceSegments,
   paceSegmentsLine,
@@ -216,5 +217,42 @@ describe('budgetRank', () => {
       '300ms',
       'off',
     ]);
+  });
+});
+
+describe('a sweep cut at its time limit', () => {
+  const cut = (sweepMs: number, projectedMs: number, base = 200, during = 220, stall = 100): SweepFigures => ({
+    ...sweep(sweepMs, base, during, stall),
+    truncated: { projectedMs },
+  });
+
+  it('says so in its duration', () => {
+    expect(durationText(sweep(4_000, 1, 1, 0))).toBe('4.0 s');
+    expect(durationText(cut(60_000, 312_500))).toBe('cut at 60.0 s (projected 312.5 s)');
+    expect(durationText(cut(60_000, Infinity))).toBe('cut at 60.0 s (projected ∞)');
+  });
+
+  it('judges its p99 and stall on the part before the cut, with a note', () => {
+    const v = judgeBudgetAims({
+      defaultLabel: '1.2x',
+      defaultBudget: cut(60_000, 300_000),
+      chunked: sweep(4_000, 1, 1, 0),
+    });
+    expect(v[0]!.met).toBe(true);
+    expect(v[1]!.met).toBe(true);
+    expect(v[0]!.measured).toBe('1.10 (200 → 220 ms; sweep cut at 60.0 s (projected 300.0 s))');
+    expect(v[0]!.note).toMatch(/cut at its time limit/);
+  });
+
+  it('is slower than a chunked sweep that took less than the cut, and unjudged against a longer one', () => {
+    const slower = judgeBudgetAims({ defaultLabel: '1.2x', off: cut(60_000, 90_000), chunked: sweep(4_000, 1, 1, 0) });
+    expect(slower[2]!.met).toBe(false);
+    expect(slower[2]!.measured).toBe('cut at 60.0 s (projected 90.0 s) vs 4.0 s');
+    const unknown = judgeBudgetAims({
+      defaultLabel: '1.2x',
+      off: cut(60_000, 90_000),
+      chunked: sweep(70_000, 1, 1, 0),
+    });
+    expect(unknown[2]!.met).toBeNull();
   });
 });
