@@ -88,7 +88,11 @@ export function budgetMarkdown(report: BudgetReport): string {
     ...r.relays.map((x) => {
       const p = x.relay!.pace;
       return (
-        `- relay, budget ${x.relay!.budget}: ${p.paced} of ${p.samples} polls of \`GET /scans/:id\` showed a pace; ` +
+        `- relay, budget ${x.relay!.budget}: ` +
+        (x.truncated
+          ? `cut at its limit after walking ${n(x.truncated.walked)} of ${n(x.truncated.keys)} keys and emitting ${n(x.truncated.emitted)} commands; `
+          : '') +
+        `${p.paced} of ${p.samples} polls of \`GET /scans/:id\` showed a pace; ` +
         `cut on the budget ${times(p.budgetCuts)}, on lag ${times(p.lagCuts)}; highest event p99 the pacer read ${p.maxEventP99Ms === null ? '–' : `${n(p.maxEventP99Ms)} ms`}; ` +
         `command produce → commit p50/p99 ${n(x.commandLatency.p50)}/${n(x.commandLatency.p99)} ms. ` +
         `Rate over time (s from the scan's creation): ${paceSegmentsLine(paceSegments(p.timeline)) || 'no pace seen'}.`

@@ -91,11 +91,12 @@ export interface SweepResult {
   window: { start: number; end: number };
   bucketMs: number;
   /**
-   * A sweep cut at its time limit (RelayPlan.maxSweepMs): `sweepMs` is then the time to the cut, the
-   * commands it emitted, and the duration the whole sweep would have taken at its mean rate so far
-   * (candidates / emitted × sweepMs). The final state is checked key by key as either swept or not.
+   * A sweep cut at its time limit (RelayPlan.maxSweepMs): `sweepMs` is then the time to the cut; the
+   * keys walked and commands emitted by then, and the duration the whole walk would have taken at its
+   * rate so far (keys / walked × sweepMs; the last results come a little later). The final state is
+   * checked key by key as either swept or not.
    */
-  truncated?: { emitted: number; candidates: number; projectedMs: number };
+  truncated?: { walked: number; keys: number; emitted: number; projectedMs: number };
   /** A relay phase: its cap, lag pause and budget, and its pace over the walk (GET /scans/:id, polled every 100 ms). */
   relay?: { rate: number; maxLag: number; budget: string; pace: PaceSummary };
 }

@@ -281,12 +281,16 @@ export async function runPhase(mode: SweepMode, round: number, s: Shared, relay?
     });
     if (cut) {
       const emitted = work['emitted'] ?? 0;
+      const walked = work['walked'] ?? 0;
       result.truncated = {
         emitted,
-        candidates: s.candidates,
-        projectedMs: emitted > 0 ? (result.sweepMs * s.candidates) / emitted : Infinity,
+        walked,
+        keys: o.keys,
+        projectedMs: walked > 0 ? (result.sweepMs * o.keys) / walked : Infinity,
       };
-      log(`sweep ${name}: cut after ${result.sweepMs} ms, ${emitted} of about ${s.candidates} commands emitted`);
+      log(
+        `sweep ${name}: cut after ${result.sweepMs} ms, ${walked} of ${o.keys} keys walked, ${emitted} commands emitted`,
+      );
     }
     if (relay)
       result.relay = {
