@@ -8,6 +8,7 @@ import {
   paceSegmentsLine,
   PACE_LIMITERS,
   verdictLines,
+  signalLine,
   type BudgetVerdict,
 } from './latency-budget';
 import { lastRunLine, n, writePartDocs, type PartRun } from './report';
@@ -92,6 +93,7 @@ export function budgetMarkdown(report: BudgetReport): string {
         (x.truncated
           ? `cut at its limit after walking ${n(x.truncated.walked)} of ${n(x.truncated.keys)} keys and emitting ${n(x.truncated.emitted)} commands; `
           : '') +
+        `the scanner's readings of the processor during the sweep: ${signalLine(x.relay!.signal)}; ` +
         `${p.paced} of ${p.samples} polls of \`GET /scans/:id\` showed a pace; ` +
         `cut on the budget ${times(p.budgetCuts)}, on lag ${times(p.lagCuts)}; highest event p99 the pacer read ${p.maxEventP99Ms === null ? '–' : `${n(p.maxEventP99Ms)} ms`}; ` +
         `command produce → commit p50/p99 ${n(x.commandLatency.p50)}/${n(x.commandLatency.p99)} ms. ` +

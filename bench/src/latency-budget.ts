@@ -322,3 +322,52 @@ export function budgetRank(label: string): number {
   if ('off' in b) return Number.MAX_SAFE_INTEGER;
   return 'ratio' in b ? b.ratio : 1_000 + b.p99Ms;
 }
+
+/** One processor reading as the scanner last took it (its GET /status `processors.instances[i]`). */
+export interface SignalSample {
+  reachable: boolean;
+  error: string | null;
+  /** When the scanner took the reading (ISO); the same reading polled twice counts once. */
+  checkedAt: string | null;
+}
+
+/** The pacer's signal over a sweep: the scanner's readings of the processor, answered or not and why. */
+export interface SignalSummary {
+  readings: number;
+  answered: number;
+  /** Readings that failed, by the scanner's reason (`timeout`, `connection refused`, `HTTP 401`, …). */
+  failed: Record<string, number>;
+}
+
+/** Distinct readings (by `checkedAt`) of the polled samples, answered or failed by reason. */
+export function summarizeSignal(samples: readonly SignalSample[]): SignalSummary {
+  const seen = new Set<string>();
+  const out: SignalSummary = { readings: 0, answered: 0, failed: {} };
+  for (const x of samples) {
+    if (x.checkedAt === null || seen.has(x.checkedAt)) continue;
+    seen.add(x.checkedAt);
+    out.readings++;
+    if (x.reachable) out.answered++;
+    else {
+      const why = x.error ?? 'unknown';
+      out.failed[why] = (out.failed[why] ?? 0) + 1;
+    }
+  }
+  return out;
+}
+
+/** "52 of 60 answered, failed: timeout 8". */
+export function signalLine(s: SignalSummary): string {
+  const failed = Object.entries(s.failed);
+  return `${s.answered} of ${s.readings} answered${failed.length ? `, failed: ${failed.map(([why, k]) => `${why} ${k}`).join(', ')}` : ''}`;
+}
+
+/**
+ * How much of a cut sweep was done: the share of the keys walked, or, when the walk ran ahead of
+ * the emission, the share of the matches it would find (matched × keys / walked) that were emitted.
+ */
+export function cutFraction(walked: number, keys: number, matched: number, emitted: number): number {
+  if (walked <= 0 || keys <= 0) return 0;
+  const expectedMatches = (matched * keys) / walked;
+  return Math.min(walked / keys, expectedMatches > 0 ? emitted / expectedMatches : 1);
+}

@@ -5,7 +5,7 @@ import type { CpuUse } from './cpu';
 import type { Machine, SourceState } from './machine';
 import type { BenchOptions } from './options';
 import { formatWithPrettier, writeDocsBlock, type LatencySummary } from './lib';
-import { paceSegments, paceSegmentsLine } from './latency-budget';
+import { paceSegments, paceSegmentsLine, signalLine } from './latency-budget';
 import type { Reference } from './reference';
 import type { Stall, TransactionSummary } from './stats';
 import { sweepLabel, type SweepComparison, type SweepResult } from './sweeps';
@@ -225,7 +225,7 @@ export function resultsMarkdown(r: BenchReport): string {
     ...s.results.map(
       (x) =>
         `- ${sweepLabel(x, s.rounds)}: ${workLine(x.work)}${x.mode === 'relay' ? `; command produce → commit p50/p99 ${n(x.commandLatency.p50)}/${n(x.commandLatency.p99)} ms` : ''}` +
-        `${x.relay ? `; paced rate over time (s from the scan's creation): ${paceSegmentsLine(paceSegments(x.relay.pace.timeline)) || 'no pace seen'}` : ''}; ` +
+        `${x.relay ? `; budget ${x.relay.budget}, the scanner's readings of the processor ${signalLine(x.relay.signal)}; paced rate over time (s from the scan's creation): ${paceSegmentsLine(paceSegments(x.relay.pace.timeline)) || 'no pace seen'}` : ''}; ` +
         `longest task stall ${stallLine(x.taskStall, x.startedAt)}; ${txLine(x.txBaseline, x.txDuring)}; ` +
         `CPU cores baseline → sweep: ${cpuLine(x.cpuBaseline, x.cpuDuring)}; processor peak RSS ${mb(x.peakRssBytes.processor)} (heap ${mb(x.processorMemory.heapUsed)})` +
         `${x.peakRssBytes.scanner ? `, scanner ${mb(x.peakRssBytes.scanner)}` : ''}; restored ${n(x.restore.records)} records in ${(x.restore.ms / 1000).toFixed(1)} s` +

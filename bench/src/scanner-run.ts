@@ -147,6 +147,32 @@ export class ScannerProcess {
     return { status: res.status, body: (await res.json()) as T };
   }
 
+  /**
+   * What the scanner last read of each processor (its GET /status `processors.instances`): whether
+   * it answered and, if not, why (`timeout`, …), and its event commit p99 then: the pacer's signal.
+   */
+  async processorReadings(): Promise<
+    Array<{ reachable: boolean; error: string | null; checkedAt: string | null; eventP99Ms: number | null }>
+  > {
+    const res = await this.request<{
+      processors?: {
+        instances?: Array<{
+          reachable: boolean;
+          error: string | null;
+          checkedAt: string | null;
+          status: { eventCommitLatency?: { p99Ms: number | null } } | null;
+        }>;
+      };
+    }>('GET', '/status');
+    if (res.status !== 200) throw new Error(`GET /status answered ${res.status}`);
+    return (res.body.processors?.instances ?? []).map((i) => ({
+      reachable: i.reachable,
+      error: i.error,
+      checkedAt: i.checkedAt,
+      eventP99Ms: i.status?.eventCommitLatency?.p99Ms ?? null,
+    }));
+  }
+
   /** Until the replica has caught up with the changelog (GET /readyz). */
   async ready(timeoutMs = 600_000): Promise<number> {
     const deadline = Date.now() + timeoutMs;

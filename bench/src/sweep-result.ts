@@ -1,5 +1,5 @@
 import type { CpuUse } from './cpu';
-import type { LatencyBudget, PaceSummary } from './latency-budget';
+import type { LatencyBudget, PaceSummary, SignalSummary } from './latency-budget';
 import type { BenchOptions } from './options';
 import type { ProcessorRun } from './processor-run';
 import { summarize, type LatencySummary, type Stall, type TransactionSummary } from './stats';
@@ -92,13 +92,20 @@ export interface SweepResult {
   bucketMs: number;
   /**
    * A sweep cut at its time limit (RelayPlan.maxSweepMs): `sweepMs` is then the time to the cut; the
-   * keys walked and commands emitted by then, and the duration the whole walk would have taken at its
-   * rate so far (keys / walked × sweepMs; the last results come a little later). The final state is
+   * keys walked and commands emitted by then, and the duration the whole sweep would have taken at its
+   * rate so far (sweepMs / latency-budget.ts's cutFraction; the last results come a little later). The final state is
    * checked key by key as either swept or not.
    */
   truncated?: { walked: number; keys: number; emitted: number; projectedMs: number };
   /** A relay phase: its cap, lag pause and budget, and its pace over the walk (GET /scans/:id, polled every 100 ms). */
-  relay?: { rate: number; maxLag: number; budget: string; pace: PaceSummary };
+  relay?: {
+    rate: number;
+    maxLag: number;
+    budget: string;
+    pace: PaceSummary;
+    /** The scanner's readings of the processor's GET /status during the sweep (polled once a second). */
+    signal: SignalSummary;
+  };
 }
 
 export interface PhaseFacts {

@@ -17,8 +17,11 @@ import {
   DEFAULT_BUDGET,
   parseBudget,
   summarizePace,
+  summarizeSignal,
+  cutFraction,
   type LatencyBudget,
   type PaceSample,
+  type SignalSample,
 } from './latency-budget';
 import {
   accountsOracle,
@@ -230,10 +233,21 @@ export async function runPhase(mode: SweepMode, round: number, s: Shared, relay?
     log(`sweep ${name}: sweeping`);
     const atSweep = snapshot(pids);
     const paceSamples: PaceSample[] = [];
+    const signalSamples: SignalSample[] = [];
+    // The pacer's signal: what the scanner read of the processor, once a second while the sweep runs.
+    let sweeping = true;
+    const signal = (async () => {
+      while (scanner && sweeping) {
+        const got = await scanner.processorReadings().catch(() => []);
+        for (const r of got) signalSamples.push(r);
+        await sleep(1000);
+      }
+    })();
     const [{ start, end, work, cut }] = await Promise.all([
-      sweep(mode, o, proc, scanner, relay, (p) => paceSamples.push(p)),
+      sweep(mode, o, proc, scanner, relay, (p) => paceSamples.push(p)).finally(() => (sweeping = false)),
       s.duringSweep?.(proc, d),
     ]);
+    await signal;
     const afterSweep = snapshot(pids);
     log(`sweep ${name}: done in ${end - start} ms; tail`);
     await sleep(o.tailSec * 1000);
@@ -282,11 +296,12 @@ export async function runPhase(mode: SweepMode, round: number, s: Shared, relay?
     if (cut) {
       const emitted = work['emitted'] ?? 0;
       const walked = work['walked'] ?? 0;
+      const matched = work['matched'] ?? 0;
       result.truncated = {
         emitted,
         walked,
         keys: o.keys,
-        projectedMs: walked > 0 ? (result.sweepMs * o.keys) / walked : Infinity,
+        projectedMs: result.sweepMs / cutFraction(walked, o.keys, matched, emitted),
       };
       log(
         `sweep ${name}: cut after ${result.sweepMs} ms, ${walked} of ${o.keys} keys walked, ${emitted} commands emitted`,
@@ -298,6 +313,7 @@ export async function runPhase(mode: SweepMode, round: number, s: Shared, relay?
         maxLag: relay.maxLag,
         budget: relay.budgetLabel,
         pace: summarizePace(paceSamples, start),
+        signal: summarizeSignal(signalSamples),
       };
     return result;
   } finally {

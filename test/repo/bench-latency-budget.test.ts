@@ -1,6 +1,7 @@
 import {
   budgetLabel,
   budgetRank,
+  cutFraction,
   durationText,
   judgeBudgetAims,
   paceSegments,
@@ -8,6 +9,8 @@ import {
   parseBudget,
   summarizePace,
   verdictLines,
+  signalLine,
+  summarizeSignal,
   type Pace,
   type PaceSample,
   type SweepFigures,
@@ -254,5 +257,37 @@ describe('a sweep cut at its time limit', () => {
       chunked: sweep(70_000, 1, 1, 0),
     });
     expect(unknown[2]!.met).toBeNull();
+  });
+});
+
+describe('summarizeSignal', () => {
+  it('counts each reading of the scanner once, failed ones by reason', () => {
+    const s = summarizeSignal([
+      { reachable: true, error: null, checkedAt: 'a' },
+      { reachable: true, error: null, checkedAt: 'a' },
+      { reachable: false, error: 'timeout', checkedAt: 'b' },
+      { reachable: false, error: 'timeout', checkedAt: 'c' },
+      { reachable: false, error: 'HTTP 401', checkedAt: 'd' },
+      { reachable: false, error: null, checkedAt: null },
+    ]);
+    expect(s).toEqual({ readings: 4, answered: 1, failed: { timeout: 2, 'HTTP 401': 1 } });
+    expect(signalLine(s)).toBe('1 of 4 answered, failed: timeout 2, HTTP 401 1');
+    expect(signalLine(summarizeSignal([]))).toBe('0 of 0 answered');
+  });
+});
+
+describe('cutFraction', () => {
+  it('is the share of the keys walked while the emission keeps up with the walk', () => {
+    expect(cutFraction(50_000, 200_000, 12_000, 12_000)).toBeCloseTo(0.25);
+  });
+
+  it('is the share of the expected matches emitted when the walk ran ahead', () => {
+    // walked everything, 5,000 matches, 4,000 emitted
+    expect(cutFraction(20_000, 20_000, 5_000, 4_000)).toBeCloseTo(0.8);
+  });
+
+  it('is 0 before any walk, and walk-only without matches', () => {
+    expect(cutFraction(0, 20_000, 0, 0)).toBe(0);
+    expect(cutFraction(10_000, 20_000, 0, 0)).toBeCloseTo(0.5);
   });
 });
