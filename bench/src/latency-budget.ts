@@ -71,7 +71,11 @@ export interface PaceSummary {
   rate: { mean: number; max: number; last: number };
   /** Commands emitted per second over the paced samples (first to last). */
   emittedPerSec: number;
-  /** Times the limiter became `budget` (a multiplicative decrease) or `lag` (the safety net). */
+  /**
+   * Rate cuts: samples whose paced rate is below the previous paced sample's, showing `budget` (a
+   * multiplicative decrease on a reading over the budget) or `lag` (the safety net). The limiter stays
+   * `budget` through the additive increase after a cut, so its changes would miss later cuts.
+   */
   budgetCuts: number;
   lagCuts: number;
   /** The baseline and the budget the pacer held to (ms), as last shown. */
@@ -102,28 +106,26 @@ export function summarizePace(input: readonly PaceSample[], origin: number, buck
   let max = 0;
   let budgetCuts = 0;
   let lagCuts = 0;
-  let previous: PaceLimiter | null = null;
+  let previousRate: number | null = null;
   let baselineP99Ms: number | null = null;
   let budgetP99Ms: number | null = null;
   let maxEventP99Ms: number | null = null;
   const paced = samples.filter((s) => s.pace !== null);
   for (let i = 0; i < samples.length; i++) {
     const { pace } = samples[i]!;
-    if (pace === null) {
-      previous = null;
-      continue;
-    }
+    if (pace === null) continue;
     const next = samples[i + 1];
     const dt = next ? Math.max(0, next.at - samples[i]!.at) / 1000 : 0;
     secondsBy[pace.limiter] += dt;
     weighted += pace.rate * dt;
     weight += dt;
     max = Math.max(max, pace.rate);
-    if (pace.limiter !== previous) {
+    // A cut: the rate below the previous paced sample's (a halving), by the limiter it shows.
+    if (previousRate !== null && pace.rate < previousRate) {
       if (pace.limiter === 'budget') budgetCuts++;
       if (pace.limiter === 'lag') lagCuts++;
     }
-    previous = pace.limiter;
+    previousRate = pace.rate;
     if (pace.baselineP99Ms !== null) baselineP99Ms = pace.baselineP99Ms;
     if (pace.budgetP99Ms !== null) budgetP99Ms = pace.budgetP99Ms;
     if (pace.eventP99Ms !== null) maxEventP99Ms = Math.max(maxEventP99Ms ?? 0, pace.eventP99Ms);

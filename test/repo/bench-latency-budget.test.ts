@@ -51,7 +51,7 @@ describe('summarizePace', () => {
     { at: t0 + 200, pace: pace(50, 'ramp'), emitted: 0 },
     { at: t0 + 700, pace: pace(100, 'ramp'), emitted: 40 },
     { at: t0 + 1200, pace: pace(200, 'ramp'), emitted: 100 },
-    { at: t0 + 2000, pace: pace(200, 'budget', 150), emitted: 250 },
+    { at: t0 + 2000, pace: pace(100, 'budget', 150), emitted: 250 },
     { at: t0 + 3000, pace: pace(220, 'budget'), emitted: 460 },
     { at: t0 + 4000, pace: pace(240, 'budget'), emitted: 690 },
     { at: t0 + 4500, pace: null, emitted: 800 },
@@ -70,8 +70,8 @@ describe('summarizePace', () => {
     expect(s.lagCuts).toBe(0);
     expect(s.rate.max).toBe(240);
     expect(s.rate.last).toBe(240);
-    // (50·0.5 + 100·0.5 + 200·0.8 + 200·1 + 220·1 + 240·0.5) / 4.3
-    expect(s.rate.mean).toBeCloseTo((25 + 50 + 160 + 200 + 220 + 120) / 4.3);
+    // (50·0.5 + 100·0.5 + 200·0.8 + 100·1 + 220·1 + 240·0.5) / 4.3
+    expect(s.rate.mean).toBeCloseTo((25 + 50 + 160 + 100 + 220 + 120) / 4.3);
     // first paced sample (0 emitted) to the last (690) over 3.8 s
     expect(s.emittedPerSec).toBeCloseTo(690 / 3.8);
     expect(s.maxEventP99Ms).toBe(150);
@@ -82,29 +82,30 @@ describe('summarizePace', () => {
   it('buckets the rate over time from the origin, with the emitted commands per second', () => {
     const s = summarizePace(samples, t0);
     expect(s.timeline.map((b) => b.t)).toEqual([0, 1, 2, 3, 4]);
-    expect(s.timeline.map((b) => b.rate)).toEqual([100, 200, 200, 220, 240]);
+    expect(s.timeline.map((b) => b.rate)).toEqual([100, 200, 100, 220, 240]);
     expect(s.timeline.map((b) => b.limiter)).toEqual(['ramp', 'ramp', 'budget', 'budget', 'budget']);
     expect(s.timeline.map((b) => b.emittedPerSec)).toEqual([40, 60, 150, 210, 340]);
     expect(paceSegments(s.timeline)).toEqual([
       { limiter: 'ramp', from: 0, to: 2, minRate: 100, maxRate: 200 },
-      { limiter: 'budget', from: 2, to: 5, minRate: 200, maxRate: 240 },
+      { limiter: 'budget', from: 2, to: 5, minRate: 100, maxRate: 240 },
     ]);
-    expect(paceSegmentsLine(paceSegments(s.timeline))).toBe('ramp 0-2 s (100-200/s), budget 2-5 s (200-240/s)');
+    expect(paceSegmentsLine(paceSegments(s.timeline))).toBe('ramp 0-2 s (100-200/s), budget 2-5 s (100-240/s)');
   });
 
-  it('counts each entry into budget or lag once, and a pause ends a stretch', () => {
+  it('counts a cut where the rate drops, by the limiter shown, and a pause ends a stretch', () => {
     const s = summarizePace(
       [
         { at: 0, pace: pace(100, 'budget'), emitted: 0 },
-        { at: 500, pace: pace(100, 'budget'), emitted: 50 },
-        { at: 1000, pace: pace(50, 'lag'), emitted: 100 },
-        { at: 1500, pace: pace(25, 'budget'), emitted: 110 },
+        { at: 500, pace: pace(50, 'budget'), emitted: 50 },
+        { at: 700, pace: pace(60, 'budget'), emitted: 60 },
+        { at: 1000, pace: pace(30, 'lag'), emitted: 100 },
+        { at: 1500, pace: pace(15, 'budget'), emitted: 110 },
         { at: 2000, pace: null, emitted: 120 },
-        { at: 3500, pace: pace(25, 'budget'), emitted: 120 },
+        { at: 3500, pace: pace(15, 'budget'), emitted: 120 },
       ],
       0,
     );
-    expect(s.budgetCuts).toBe(3);
+    expect(s.budgetCuts).toBe(2);
     expect(s.lagCuts).toBe(1);
     expect(paceSegments(s.timeline).map((x) => [x.limiter, x.from, x.to])).toEqual([
       ['budget', 0, 2],
