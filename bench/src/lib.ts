@@ -11,6 +11,7 @@ export type { Logger } from 'pino';
 
 export {
   Processor,
+  buildApp as buildProcessorApp,
   createProcessorMetrics,
   loadConfig,
   type AggregateInput,

@@ -1,4 +1,5 @@
 import type { TopicReplication } from './deployment';
+import { budgetLabel, parseBudget } from './latency-budget';
 
 /** What one `pnpm bench` run does; every size can be set from the command line. */
 export interface BenchOptions {
@@ -16,6 +17,21 @@ export interface BenchOptions {
   /** Commands/s the relay emits at most, and the command lag at which it pauses. */
   relayRate: number;
   relayMaxLag: number;
+  /**
+   * The relay's latency budget in part 2 (`1.2x`, `300ms`, `off`); unset: its scan sets none, so the
+   * scanner's default SCAN_LATENCY_BUDGET (1.2x) paces it under the --relay-rate cap.
+   */
+  relayBudget?: string;
+  /** Part 6 (issue 32): the budgets of its relay sweeps, uncapped, in this order; `1.2x` (the default) and `off` are judged. */
+  budgets: string[];
+  /** Part 6: the scanner's MAX_COMMAND_LAG in its sweeps (the service default, a safety net under the budget). */
+  budgetMaxLag: number;
+  /**
+   * Part 6: a relay sweep still running this many seconds after its scan was created is cut there
+   * (cancelled; reported with its projected duration), which bounds the part's time; also the sweep
+   * time budgeted in its fixed steady-load total.
+   */
+  budgetSweepMaxSec: number;
   warmupSec: number;
   baselineSec: number;
   tailSec: number;
@@ -43,9 +59,10 @@ export interface BenchOptions {
    * Which parts run: `main` is parts 1 and 2 (throughput, restore after it, the sweeps), `restore`
    * is part 3 (issue 13: restore, replica catch-up and memory of a large state, command-id
    * bytes, failover), `modes` is part 4 (issue 22: exactly-once v1 and v2 side by side), `cluster`
-   * is part 5 (issue 23: the single broker next to a three-broker cluster, and broker kills). All by default.
+   * is part 5 (issue 23: the single broker next to a three-broker cluster, and broker kills), `budget` is part
+   * 6 (issue 32: relay sweeps under latency budgets next to the in-loop chunked sweep). All by default.
    */
-  parts: Array<'main' | 'restore' | 'modes' | 'cluster'>;
+  parts: Array<'main' | 'restore' | 'modes' | 'cluster' | 'budget'>;
   /** Part 4 (issue 22): the partition counts exactly-once v1 and v2 run the steady load on, side by side. */
   modesPartitions: number[];
   /** Part 4: accounts the steady load touches, and the seconds measured per run after the warm-up. */
@@ -71,14 +88,17 @@ export interface BenchOptions {
 const RESTORE_SIZES = ['restoreKeys', 'restoreBaseKeys', 'failoverKeys'] as const;
 /** And those that size part 5 only. */
 const CLUSTER_SIZES = ['clusterKeys', 'clusterEvents', 'clusterDownSec'] as const;
+/** And those of part 6 only (its keys and rate are --keys and --rate, as part 2's). */
+const BUDGET_SIZES = ['budgets', 'budgetMaxLag', 'budgetSweepMaxSec'] as const;
 
-const USAGE = `usage: pnpm bench [--quick | --full] [--part all|main|restore|modes|cluster] [--keys N] [--rate R] [--events N]
-                  [--chunk K] [--relay-rate R] [--relay-max-lag N] [--baseline S] [--rounds N] [--profile]
+const USAGE = `usage: pnpm bench [--quick | --full] [--part all|main|restore|modes|cluster|budget] [--keys N] [--rate R] [--events N]
+                  [--chunk K] [--relay-rate R] [--relay-max-lag N] [--relay-budget B] [--baseline S] [--rounds N] [--profile]
+                  [--budgets LIST] [--budget-max-lag N] [--budget-sweep-max-sec S]
                   [--restore-keys N] [--restore-base-keys N] [--failover-keys N]
                   [--cluster-keys N] [--cluster-events N] [--cluster-down-sec S]
                   [--processor-env NAME=VALUE] [--tx-retry-ms N] [--scanner-nice N]
                   [--sweeps LIST] [--no-docs]
-  --part P        all (default): parts 1-4; main: parts 1 (throughput, restore) and 2 (sweeps), about
+  --part P        all (default): parts 1-6; main: parts 1 (throughput, restore) and 2 (sweeps), about
                   6 min on 2 cores; restore: part 3 only (issue 13: restore, replica catch-up and peak
                   RSS of --restore-keys and of --restore-base-keys keys, changelog bytes per entity
                   over 10 sweeps, failover after kill -9; pnpm bench:restore). Part 3 with 1,000,000
@@ -89,7 +109,14 @@ const USAGE = `usage: pnpm bench [--quick | --full] [--part all|main|restore|mod
                   cluster: part 5 only (issue 23: exactly-once throughput, the relay sweep and restore
                   on one broker and on a three-broker cluster at RF 3 / min ISR 2 in the same run, then
                   the longest commit gap per task when the changelog leader, and then the transaction
-                  coordinator, is killed -9 during a sweep), under 15 min
+                  coordinator, is killed -9 during a sweep), under 15 min;
+                  budget: part 6 only (issue 32: at --keys and --rate, the in-loop chunked sweep, then
+                  one uncapped relay sweep per --budgets entry, the pace sampled from GET /scans/:id),
+                  about 6-8 min
+  --budgets LIST  part 6's relay budgets, in order (default 1.2x,1.5x,2x,off; 1.2x and off are judged)
+  --budget-max-lag N  part 6's scanner MAX_COMMAND_LAG (default 10000, the scanner's own default)
+  --budget-sweep-max-sec S  part 6 cuts a relay sweep still running S s after its scan was created
+                  (default 60; --quick: 30) and reports its projected duration: the part's time bound
   --cluster-keys N   part 5's sweep keys (default 30000; --quick: 10000)
   --cluster-events N part 5's throughput events (default 100000; --quick: 30000)
   --cluster-down-sec S  seconds part 5's killed broker stays down (default 10)
@@ -104,6 +131,8 @@ const USAGE = `usage: pnpm bench [--quick | --full] [--part all|main|restore|mod
   --chunk K       keys per slice of the chunked in-loop sweep (default 1000)
   --relay-rate R  commands/s the relay emits at most (default 4000)
   --relay-max-lag N  command lag at which the relay pauses (default 2000)
+  --relay-budget B   part 2's relay latency budget (1.2x, 300ms or off; default: none in the scan,
+                     so the scanner's default SCAN_LATENCY_BUDGET, 1.2x, paces it under --relay-rate)
   --baseline S    seconds of baseline before each sweep (default 10)
   --rounds N      rounds of the three sweeps, order alternating (default 2; --quick, --full: 1)
   --quick         small sizes, to try it out (20000 keys, 60000 events)
@@ -124,6 +153,9 @@ export function parseOptions(argv: string[]): BenchOptions {
     chunkKeys: 1_000,
     relayRate: 4_000,
     relayMaxLag: 2_000,
+    budgets: ['1.2x', '1.5x', '2x', 'off'],
+    budgetMaxLag: 10_000,
+    budgetSweepMaxSec: 60,
     warmupSec: 5,
     baselineSec: 10,
     tailSec: 3,
@@ -135,7 +167,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     rounds: 2,
     sweeps: ['blocking', 'chunked', 'relay'],
     label: 'default',
-    parts: ['main', 'restore', 'modes', 'cluster'],
+    parts: ['main', 'restore', 'modes', 'cluster', 'budget'],
     modesPartitions: [6, 24],
     modesKeys: 20_000,
     modesSec: 20,
@@ -191,9 +223,16 @@ export function parseOptions(argv: string[]): BenchOptions {
         break;
       case '--part': {
         const part = argv[++i];
-        if (part !== 'all' && part !== 'main' && part !== 'restore' && part !== 'modes' && part !== 'cluster')
-          throw new UsageError(`--part takes all, main, restore, modes or cluster; got ${part}`);
-        o.parts = part === 'all' ? ['main', 'restore', 'modes', 'cluster'] : [part];
+        if (
+          part !== 'all' &&
+          part !== 'main' &&
+          part !== 'restore' &&
+          part !== 'modes' &&
+          part !== 'cluster' &&
+          part !== 'budget'
+        )
+          throw new UsageError(`--part takes all, main, restore, modes, cluster or budget; got ${part}`);
+        o.parts = part === 'all' ? ['main', 'restore', 'modes', 'cluster', 'budget'] : [part];
         break;
       }
       case '--modes-partitions': {
@@ -204,6 +243,34 @@ export function parseOptions(argv: string[]): BenchOptions {
         explicit.add('modesPartitions');
         break;
       }
+      case '--relay-budget': {
+        const raw = argv[++i] ?? '';
+        try {
+          o.relayBudget = budgetLabel(parseBudget(raw));
+        } catch (err) {
+          throw new UsageError(`--relay-budget: ${(err as Error).message}`);
+        }
+        explicit.add('relayBudget');
+        break;
+      }
+      case '--budgets': {
+        const list = (argv[++i] ?? '').split(',').filter((b) => b !== '');
+        try {
+          o.budgets = list.map((b) => budgetLabel(parseBudget(b)));
+        } catch (err) {
+          throw new UsageError(`--budgets: ${(err as Error).message}`);
+        }
+        if (o.budgets.length === 0 || new Set(o.budgets).size !== o.budgets.length)
+          throw new UsageError('--budgets takes a comma-separated list of distinct budgets, e.g. 1.2x,1.5x,2x,off');
+        explicit.add('budgets');
+        break;
+      }
+      case '--budget-max-lag':
+        num('budgetMaxLag', 10);
+        break;
+      case '--budget-sweep-max-sec':
+        num('budgetSweepMaxSec', 5);
+        break;
       case '--modes-sec':
         num('modesSec', 5);
         break;
@@ -275,6 +342,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     preset('baselineSec', 5);
     preset('warmupSec', 3);
     preset('sweepAllowanceSec', 20);
+    preset('budgetSweepMaxSec', 30);
     preset('rounds', 1);
     preset('modesKeys', 5_000);
     preset('modesSec', 8);
@@ -296,7 +364,7 @@ export function parseOptions(argv: string[]): BenchOptions {
   }
   const restoreSized = RESTORE_SIZES.some((k) => explicit.has(k));
   o.restoreLabel = restoreSized ? 'custom' : o.label === 'quick' ? 'quick' : 'default';
-  for (const k of [...RESTORE_SIZES, ...CLUSTER_SIZES]) explicit.delete(k);
+  for (const k of [...RESTORE_SIZES, ...CLUSTER_SIZES, ...BUDGET_SIZES]) explicit.delete(k);
   if (o.label === 'default' && explicit.size > 0) o.label = 'custom';
   return o;
 }

@@ -38,12 +38,20 @@ export class ProcessorRun {
   /** The tasks the processor owns once ready: one per partition. */
   readonly tasks: number[];
   readyAt?: number;
+  /** With `statusToken`: the processor's HTTP base URL (its GET /status), known once it listens (before ready). */
+  statusUrl?: string;
   private readonly readyMessage: Promise<{ type: 'ready'; at: number }>;
 
   constructor(
     brokers: string[],
     d: Deployment,
-    o: { processorEnv: Record<string, string>; txRetryMs?: number; eventLatencies?: boolean },
+    o: {
+      processorEnv: Record<string, string>;
+      txRetryMs?: number;
+      eventLatencies?: boolean;
+      /** Serve GET /status behind this bearer token (for the scanner's latency-budget pacer). */
+      statusToken?: string;
+    },
     execArgv: string[] = [],
   ) {
     this.log = new CommitLog(o.eventLatencies ?? false);
@@ -67,6 +75,7 @@ export class ProcessorRun {
         ...o.processorEnv,
       },
       ...(o.txRetryMs !== undefined ? { txRetryMs: o.txRetryMs } : {}),
+      ...(o.statusToken !== undefined ? { statusToken: o.statusToken } : {}),
     };
     this.tasks = Array.from({ length: d.partitions }, (_, i) => i);
     this.child = Child.start('processor', 'processor-child', config, execArgv);
@@ -81,6 +90,7 @@ export class ProcessorRun {
           ms: Number(m.ms),
           tasks: m.tasks as number[],
         });
+      else if (m.type === 'http') this.statusUrl = `http://127.0.0.1:${Number(m.port)}`;
       else if (m.type === 'joined') this.joins.push({ at: Number(m.at), tasks: m.tasks as number[] });
       else if (m.type === 'tasks')
         this.tasksNow = { at: Number(m.at), owned: m.owned as number[], running: m.running as number[] };

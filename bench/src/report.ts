@@ -5,6 +5,7 @@ import type { CpuUse } from './cpu';
 import type { Machine, SourceState } from './machine';
 import type { BenchOptions } from './options';
 import { formatWithPrettier, writeDocsBlock, type LatencySummary } from './lib';
+import { paceSegments, paceSegmentsLine, signalLine } from './latency-budget';
 import type { Reference } from './reference';
 import type { Stall, TransactionSummary } from './stats';
 import { sweepLabel, type SweepComparison, type SweepResult } from './sweeps';
@@ -151,7 +152,8 @@ export function resultsMarkdown(r: BenchReport): string {
     '',
     `**Settings.** ${o.partitions} partitions. Throughput input: ${n(t.events)} events (${n(t.accounts)} accounts × ${o.eventsPerAccount}). ` +
       `Sweeps: ${n(s.keys)} keys, ${n(s.candidates)} of them dormant-eligible; steady load ${n(s.rate)} events/s; ${o.baselineSec} s baseline; ` +
-      `chunked sweep ${n(s.chunkKeys)} keys per slice; relay at most ${n(s.relayRate)} commands/s, pausing above a command lag of ${n(o.relayMaxLag)}.` +
+      `chunked sweep ${n(s.chunkKeys)} keys per slice; relay at most ${n(s.relayRate)} commands/s, pausing above a command lag of ${n(o.relayMaxLag)}, ` +
+      `paced under that cap by the latency budget ${s.relayBudget} (the scanner reads the processor's \`GET /status\` event commit p99).` +
       whatIf(o),
     '',
     '### Targets',
@@ -222,7 +224,8 @@ export function resultsMarkdown(r: BenchReport): string {
     '',
     ...s.results.map(
       (x) =>
-        `- ${sweepLabel(x, s.rounds)}: ${workLine(x.work)}${x.mode === 'relay' ? `; command produce → commit p50/p99 ${n(x.commandLatency.p50)}/${n(x.commandLatency.p99)} ms` : ''}; ` +
+        `- ${sweepLabel(x, s.rounds)}: ${workLine(x.work)}${x.mode === 'relay' ? `; command produce → commit p50/p99 ${n(x.commandLatency.p50)}/${n(x.commandLatency.p99)} ms` : ''}` +
+        `${x.relay ? `; budget ${x.relay.budget}, the scanner's readings of the processor ${signalLine(x.relay.signal)}; paced rate over time (s from the scan's creation): ${paceSegmentsLine(paceSegments(x.relay.pace.timeline)) || 'no pace seen'}` : ''}; ` +
         `longest task stall ${stallLine(x.taskStall, x.startedAt)}; ${txLine(x.txBaseline, x.txDuring)}; ` +
         `CPU cores baseline → sweep: ${cpuLine(x.cpuBaseline, x.cpuDuring)}; processor peak RSS ${mb(x.peakRssBytes.processor)} (heap ${mb(x.processorMemory.heapUsed)})` +
         `${x.peakRssBytes.scanner ? `, scanner ${mb(x.peakRssBytes.scanner)}` : ''}; restored ${n(x.restore.records)} records in ${(x.restore.ms / 1000).toFixed(1)} s` +

@@ -9,7 +9,6 @@ import { parseOptions, UsageError, type BenchOptions } from './options';
 import { judgeTargets, resultsMarkdown, writeDocs, type BenchReport, type PartRun } from './report';
 import { loadReference } from './reference';
 import { compareSweeps } from './sweeps';
-import { latencyChart } from './svg';
 import { log } from './common';
 import { measureThroughput } from './throughput';
 import { measureRestorePart } from './restore/index';
@@ -19,6 +18,9 @@ import { judgeRestoreTargets, restoreMarkdown, writeRestoreDocs, type RestoreRep
 import { measureClusterPart, type BrokerTarget } from './cluster/index';
 import { KILL_AFTER_SEC } from './cluster/broker-kill';
 import { clusterMarkdown, writeClusterDocs, type ClusterReport } from './cluster/report';
+import { measureBudgetPart } from './budget';
+import { budgetMarkdown, judgeBudgetPart, writeBudgetDocs, type BudgetReport } from './budget-report';
+import { budgetChart, latencyChart, paceChart } from './svg';
 
 const ROOT = resolve(__dirname, '../..');
 
@@ -28,7 +30,8 @@ const ROOT = resolve(__dirname, '../..');
  * docs/benchmarks/latency.svg and the results block of docs/benchmarks.md; part 3 (restore,
  * catch-up and memory of a large state, failover), then its tables, docs/benchmarks/restore.json
  * and its block of docs/benchmarks.md; part 4 (exactly-once v1 and v2); part 5 (the same broker next
- * to a three-broker cluster it starts, and broker kills). `--part` picks one.
+ * to a three-broker cluster it starts, and broker kills); part 6 (issue 32: relay sweeps under latency
+ * budgets next to the chunked in-loop sweep). `--part` picks one.
  */
 async function main(o: BenchOptions): Promise<void> {
   const machine = describeMachine();
@@ -58,6 +61,7 @@ async function main(o: BenchOptions): Promise<void> {
     if (o.parts.includes('modes')) await modesPart(kafka, admin, broker.brokers, o, workDir, machine);
     if (o.parts.includes('cluster'))
       await clusterPart({ kafka, admin, brokers: broker.brokers }, o, workDir, machine, containers);
+    if (o.parts.includes('budget')) await budgetPart(kafka, admin, broker.brokers, o, workDir, machine);
   } finally {
     killAllChildren();
     await admin.disconnect().catch(() => undefined);
@@ -236,6 +240,39 @@ async function clusterPart(
     await admin.disconnect().catch(() => undefined);
     await cluster.stop().catch((err: Error) => log(`stopping the cluster failed: ${err.message}`));
   }
+}
+
+/** Part 6 (issue 32): its table and verdicts, docs/benchmarks/budget.json|svg, budget-pace.svg and the bench:budget block. */
+async function budgetPart(
+  kafka: Kafka,
+  admin: Admin,
+  brokers: string[],
+  o: BenchOptions,
+  workDir: string,
+  machine: Machine,
+): Promise<void> {
+  const started = Date.now();
+  const loadStart = currentLoad();
+  log(
+    `part 6: latency budgets at ${o.keys.toLocaleString('en-US')} keys and ${o.rate} events/s: the chunked in-loop sweep, ` +
+      `then uncapped relay sweeps under ${o.budgets.join(', ')}`,
+  );
+  const result = await measureBudgetPart(kafka, admin, brokers, o, workDir);
+  const report: BudgetReport = { ...partRun(machine, started, loadStart), result, verdicts: judgeBudgetPart(result) };
+  log(`part 6 took ${(report.durationSec / 60).toFixed(1)} min`);
+  const subtitle = `${result.keys.toLocaleString('en-US')} keys, ${result.rate.toLocaleString('en-US')} events/s steady load, ${machine.cpus} CPUs, ${report.startedAt.slice(0, 10)}`;
+  const charts = {
+    budget: budgetChart(result.chunked, result.relays, subtitle),
+    pace: paceChart(result.relays, subtitle),
+  };
+  publish(o, 'budget', budgetMarkdown(report), report, () => writeBudgetDocs(ROOT, report, charts));
+  if (!o.writeDocs) {
+    const out = join(tmpdir(), 'state-relay-bench-budget');
+    writeFileSync(`${out}.svg`, charts.budget);
+    writeFileSync(`${out}-pace.svg`, charts.pace);
+    log(`--no-docs: wrote ${out}.svg and ${out}-pace.svg`);
+  }
+  if (!result.sameFinalState) process.exitCode = 1;
 }
 
 /** The part that began at `started` (epoch ms), at load average `loadStart`, and ends now. */

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Deployment } from './deployment';
 import { peakRssOf, trackProcess } from './ipc';
+import type { LatencyBudget, Pace, PaceSample } from './latency-budget';
 import { freePort, serviceEntry, type Action, type Condition } from './lib';
 
 const SERVER = serviceEntry('@state-relay/scanner', 'server.js');
@@ -13,6 +14,8 @@ export interface ScanView {
   status: 'pending' | 'running' | 'completed' | 'cancelled' | 'failed';
   phase: string | null;
   counts: { scanned: number; matched: number; emitted: number; pending: number; results: Record<string, number> };
+  /** While the walk emits: the paced rate and what limits it (null otherwise). */
+  pace?: Pace | null;
   backoffSeconds: number;
   createdAt: string;
   startedAt: string | null;
@@ -29,6 +32,14 @@ export interface ScannerOptions {
   nice: number;
   /** The scanner's LOG_LEVEL; `warn` by default (info logs its replica's progress, see onLog). */
   logLevel?: string;
+  /**
+   * The processors whose GET /status the scanner reads once a second (PROCESSOR_URLS) with their
+   * token (PROCESSOR_API_TOKEN): the signal of its latency-budget pacer. Without them the pacer has
+   * no reading and ramps up to the scan's rate cap (the scanner warns at start).
+   */
+  processors?: { urls: string[]; token: string };
+  /** SCAN_LATENCY_BUDGET, the budget of scans that set none (`1.2x`, `300ms`, `off`); unset: the scanner's default, 1.2x. */
+  defaultBudget?: string;
 }
 
 /** One JSON log line of the scanner (pino): `time` is epoch ms. */
@@ -71,6 +82,10 @@ export class ScannerProcess {
         HTTP_PORT: String(port),
         API_TOKEN: this.token,
         MAX_COMMAND_LAG: String(options.maxCommandLag),
+        ...(options.processors
+          ? { PROCESSOR_URLS: options.processors.urls.join(','), PROCESSOR_API_TOKEN: options.processors.token }
+          : {}),
+        ...(options.defaultBudget !== undefined ? { SCAN_LATENCY_BUDGET: options.defaultBudget } : {}),
         LOG_LEVEL: options.logLevel ?? 'warn',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -132,6 +147,32 @@ export class ScannerProcess {
     return { status: res.status, body: (await res.json()) as T };
   }
 
+  /**
+   * What the scanner last read of each processor (its GET /status `processors.instances`): whether
+   * it answered and, if not, why (`timeout`, …), and its event commit p99 then: the pacer's signal.
+   */
+  async processorReadings(): Promise<
+    Array<{ reachable: boolean; error: string | null; checkedAt: string | null; eventP99Ms: number | null }>
+  > {
+    const res = await this.request<{
+      processors?: {
+        instances?: Array<{
+          reachable: boolean;
+          error: string | null;
+          checkedAt: string | null;
+          status: { eventCommitLatency?: { p99Ms: number | null } } | null;
+        }>;
+      };
+    }>('GET', '/status');
+    if (res.status !== 200) throw new Error(`GET /status answered ${res.status}`);
+    return (res.body.processors?.instances ?? []).map((i) => ({
+      reachable: i.reachable,
+      error: i.error,
+      checkedAt: i.checkedAt,
+      eventP99Ms: i.status?.eventCommitLatency?.p99Ms ?? null,
+    }));
+  }
+
   /** Until the replica has caught up with the changelog (GET /readyz). */
   async ready(timeoutMs = 600_000): Promise<number> {
     const deadline = Date.now() + timeoutMs;
@@ -148,19 +189,40 @@ export class ScannerProcess {
     condition: Condition;
     action: Action;
     asOf: number;
-    options: { rate?: number };
+    options: { rate?: number; latencyBudget?: LatencyBudget };
   }): Promise<ScanView> {
     const res = await this.request<{ scan: ScanView }>('POST', '/scans', body);
     if (res.status !== 202) throw new Error(`POST /scans answered ${res.status}: ${JSON.stringify(res.body)}`);
     return res.body.scan;
   }
 
-  /** Polls the scan until it finished (completed: every emitted command has its result). */
-  async finished(id: string, timeoutMs = 1_800_000, pollMs = 100): Promise<ScanView & { seenDoneAt: number }> {
+  /**
+   * Polls the scan until it finished (completed: every emitted command has its result); `onPoll`
+   * gets each answer's pace and emitted count (the latency-budget part records the pace over time).
+   */
+  async finished(
+    id: string,
+    timeoutMs = 1_800_000,
+    pollMs = 100,
+    onPoll?: (sample: PaceSample) => void,
+    cancelAt?: number,
+  ): Promise<ScanView & { seenDoneAt: number; cancelledAt?: number }> {
     const deadline = Date.now() + timeoutMs;
+    let cancelledAt: number | undefined;
     for (;;) {
       const { body } = await this.request<ScanView>('GET', `/scans/${encodeURIComponent(id)}`);
+      onPoll?.({ at: Date.now(), pace: body.pace ?? null, emitted: body.counts.emitted });
       if (body.status === 'completed') return { ...body, seenDoneAt: Date.now() };
+      if (body.status === 'cancelled' && cancelledAt !== undefined)
+        return { ...body, seenDoneAt: Date.now(), cancelledAt };
+      // `cancelAt` (epoch ms): a sweep that runs longer is cut there (POST /scans/:id/cancel).
+      if (cancelAt !== undefined && cancelledAt === undefined && Date.now() >= cancelAt) {
+        cancelledAt = Date.now();
+        const res = await this.request<unknown>('POST', `/scans/${encodeURIComponent(id)}/cancel`);
+        if (res.status !== 200 && res.status !== 409)
+          throw new Error(`POST /scans/${id}/cancel answered ${res.status}: ${JSON.stringify(res.body)}`);
+        continue;
+      }
       if (body.status === 'failed' || body.status === 'cancelled')
         throw new Error(`scan ${id} ${body.status}: ${body.error}\n${this.output}`);
       if (Date.now() > deadline) throw new Error(`scan ${id} not finished in ${timeoutMs} ms: ${JSON.stringify(body)}`);

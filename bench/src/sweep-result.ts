@@ -1,4 +1,5 @@
 import type { CpuUse } from './cpu';
+import type { LatencyBudget, PaceSummary, SignalSummary } from './latency-budget';
 import type { BenchOptions } from './options';
 import type { ProcessorRun } from './processor-run';
 import { summarize, type LatencySummary, type Stall, type TransactionSummary } from './stats';
@@ -16,6 +17,22 @@ export const MODE_LABELS: Record<SweepMode, string> = {
 /** "a. blocking in-loop", with the round when there are several. */
 export function sweepLabel(r: { mode: SweepMode; round: number }, rounds: number): string {
   return rounds > 1 ? `${MODE_LABELS[r.mode]}, round ${r.round}` : MODE_LABELS[r.mode];
+}
+
+/** How a relay phase runs the scanner. */
+export interface RelayPlan {
+  /** options.rate: the cap (0: uncapped). */
+  rate: number;
+  /** The scanner's MAX_COMMAND_LAG. */
+  maxLag: number;
+  /** options.latencyBudget; absent: the scan sets none (the scanner's SCAN_LATENCY_BUDGET, 1.2x by default). */
+  budget?: LatencyBudget;
+  /** How the budget is reported: `1.2x`, `off`, `default (1.2x)`. */
+  budgetLabel: string;
+  /** Names the deployment and the log lines apart from other relay phases of a run (part 6: the budget). */
+  tag?: string;
+  /** Cut the sweep (POST /scans/:id/cancel) this long after the scan was created (part 6 bounds its time so). */
+  maxSweepMs?: number;
 }
 
 export interface SweepResult {
@@ -73,6 +90,22 @@ export interface SweepResult {
   timeline: Array<{ t: number; p50: number; p99: number; max: number; n: number }>;
   window: { start: number; end: number };
   bucketMs: number;
+  /**
+   * A sweep cut at its time limit (RelayPlan.maxSweepMs): `sweepMs` is then the time to the cut; the
+   * keys walked and commands emitted by then, and the duration the whole sweep would have taken at its
+   * rate so far (sweepMs / latency-budget.ts's cutFraction; the last results come a little later). The final state is
+   * checked key by key as either swept or not.
+   */
+  truncated?: { walked: number; keys: number; emitted: number; projectedMs: number };
+  /** A relay phase: its cap, lag pause and budget, and its pace over the walk (GET /scans/:id, polled every 100 ms). */
+  relay?: {
+    rate: number;
+    maxLag: number;
+    budget: string;
+    pace: PaceSummary;
+    /** The scanner's readings of the processor's GET /status during the sweep (polled once a second). */
+    signal: SignalSummary;
+  };
 }
 
 export interface PhaseFacts {

@@ -13,6 +13,17 @@ import {
 } from './deployment';
 import { Child } from './ipc';
 import {
+  budgetLabel,
+  DEFAULT_BUDGET,
+  parseBudget,
+  summarizePace,
+  summarizeSignal,
+  cutFraction,
+  type LatencyBudget,
+  type PaceSample,
+  type SignalSample,
+} from './latency-budget';
+import {
   accountsOracle,
   DORMANCY_SWEEP,
   evaluateCondition,
@@ -27,11 +38,12 @@ import { ProcessorRun } from './processor-run';
 import { ScannerProcess } from './scanner-run';
 import { encodeFreshEntity } from './stored-entity';
 import type { SteadyLoadSpec } from './steady-load';
-import { summarizePhase, type SweepMode, type SweepResult } from './sweep-result';
-import { expectedState, foldedState, sweptState } from './sweep-oracle';
+import { summarizePhase, type RelayPlan, type SweepMode, type SweepResult } from './sweep-result';
+import { randomBytes } from 'node:crypto';
+import { foldedState, loadedState, sweptState } from './sweep-oracle';
 import { checkState, readStores } from './verify';
 
-export { MODE_LABELS, SWEEP_MODES, sweepLabel, type SweepMode, type SweepResult } from './sweep-result';
+export { MODE_LABELS, SWEEP_MODES, sweepLabel, type RelayPlan, type SweepMode, type SweepResult } from './sweep-result';
 
 export interface SweepComparison {
   keys: number;
@@ -39,6 +51,8 @@ export interface SweepComparison {
   rate: number;
   chunkKeys: number;
   relayRate: number;
+  /** The relay's latency budget: `default (1.2x)` (the scan sets none), or what --relay-budget set. */
+  relayBudget: string;
   rounds: number;
   /** Steady-load events every deployment got (measured part plus the top-up). */
   loadTotal: number;
@@ -53,7 +67,8 @@ export interface SweepComparison {
  */
 export type DuringSweep = (proc: ProcessorRun, d: Deployment) => Promise<void>;
 
-interface Shared {
+/** What the phases of a comparison share: the seed, the steady load, the total every deployment gets. */
+export interface Shared {
   duringSweep?: DuringSweep;
   kafka: Kafka;
   admin: Admin;
@@ -64,6 +79,8 @@ interface Shared {
   seedMessages: Message[];
   loadSpec: SteadyLoadSpec;
   loadTotal: number;
+  /** Dormant-eligible keys of the seed: the commands a whole sweep emits, about. */
+  candidates: number;
 }
 
 /**
@@ -80,6 +97,64 @@ export async function compareSweeps(
   workDir: string,
   duringSweep?: DuringSweep,
 ): Promise<SweepComparison> {
+  const shared = prepareSweeps(kafka, admin, brokers, o, workDir, o.sweepAllowanceSec, duringSweep);
+  const relay = mainRelayPlan(o);
+  const results: SweepResult[] = [];
+  for (let round = 1; round <= o.rounds; round++) {
+    const order = round % 2 === 1 ? o.sweeps : [...o.sweeps].reverse();
+    for (const mode of order) results.push(await runPhase(mode, round, shared, mode === 'relay' ? relay : undefined));
+  }
+  return {
+    keys: o.keys,
+    candidates: shared.candidates,
+    rate: o.rate,
+    chunkKeys: o.chunkKeys,
+    relayRate: o.relayRate,
+    relayBudget: relay.budgetLabel,
+    rounds: o.rounds,
+    loadTotal: shared.loadTotal,
+    results,
+    sameFinalState: sameFinalState(results, shared.loadTotal),
+  };
+}
+
+/**
+ * The relay of the three-way comparison: capped at --relay-rate, pausing above --relay-max-lag,
+ * paced by the latency budget --relay-budget (unset: the scan sets none, so the scanner's default
+ * SCAN_LATENCY_BUDGET, 1.2x, applies, as for an operator's scan).
+ */
+export function mainRelayPlan(o: BenchOptions): RelayPlan {
+  const budget = o.relayBudget === undefined ? undefined : parseBudget(o.relayBudget);
+  return {
+    rate: o.relayRate,
+    maxLag: o.relayMaxLag,
+    ...(budget ? { budget } : {}),
+    budgetLabel: budget ? budgetLabel(budget) : `default (${DEFAULT_BUDGET})`,
+  };
+}
+
+/** Every mode ended in the oracle's state and, with the same input, in the same state. */
+export function sameFinalState(results: SweepResult[], loadTotal: number): boolean {
+  // A sweep cut part-way (part 6) ends in its own state, checked key by key; it is left out of the digests.
+  const whole = results.filter((r) => !r.truncated);
+  const sameInput = whole.every((r) => r.loadEvents === loadTotal);
+  return results.every((r) => r.check.ok) && (!sameInput || new Set(whole.map((r) => r.check.digest)).size <= 1);
+}
+
+/**
+ * The seeded state and the steady load every phase of a comparison gets; `allowanceSec` is the
+ * sweep time budgeted in the fixed load total (a longer sweep gets more load and is then checked
+ * against the oracle alone).
+ */
+export function prepareSweeps(
+  kafka: Kafka,
+  admin: Admin,
+  brokers: string[],
+  o: BenchOptions,
+  workDir: string,
+  allowanceSec: number,
+  duringSweep?: DuringSweep,
+): Shared {
   log(`sweeps: generating ${o.keys} accounts`);
   const seed = accountsOracle(
     generateAccountEvents({ accounts: o.keys, eventsPerAccount: 2, seed: 7, now: AS_OF, dormantFraction: 0.3 }),
@@ -92,9 +167,9 @@ export async function compareSweeps(
     evaluateCondition(DORMANCY_SWEEP.condition, v, { asOf: AS_OF }),
   ).length;
   // Every deployment gets this many steady-load events: those sent while measuring, then the
-  // rest of the same sequence at full speed, so the three final states must be identical.
-  const loadTotal = Math.ceil(o.rate * (o.warmupSec + o.baselineSec + o.sweepAllowanceSec + o.tailSec));
-  const shared: Shared = {
+  // rest of the same sequence at full speed, so the final states must be identical.
+  const loadTotal = Math.ceil(o.rate * (o.warmupSec + o.baselineSec + allowanceSec + o.tailSec));
+  return {
     ...(duringSweep ? { duringSweep } : {}),
     kafka,
     admin,
@@ -105,45 +180,39 @@ export async function compareSweeps(
     seedMessages,
     loadSpec: { seed: 11, keys: o.keys, asOf: AS_OF },
     loadTotal,
-  };
-
-  const results: SweepResult[] = [];
-  for (let round = 1; round <= o.rounds; round++) {
-    const order = round % 2 === 1 ? o.sweeps : [...o.sweeps].reverse();
-    for (const mode of order) results.push(await runPhase(mode, round, shared));
-  }
-  const sameInput = results.every((r) => r.loadEvents === loadTotal);
-  const sameFinalState =
-    results.every((r) => r.check.ok) && (!sameInput || new Set(results.map((r) => r.check.digest)).size === 1);
-  return {
-    keys: o.keys,
     candidates,
-    rate: o.rate,
-    chunkKeys: o.chunkKeys,
-    relayRate: o.relayRate,
-    rounds: o.rounds,
-    loadTotal,
-    results,
-    sameFinalState,
   };
 }
 
-async function runPhase(mode: SweepMode, round: number, s: Shared): Promise<SweepResult> {
+/**
+ * One phase: a fresh deployment seeded with the state, the steady load, a baseline, the sweep, a
+ * tail, the final state checked. A relay phase runs the scanner as `relay` says (required then);
+ * its processor serves GET /status, which the scanner reads for its latency-budget pacer.
+ */
+export async function runPhase(mode: SweepMode, round: number, s: Shared, relay?: RelayPlan): Promise<SweepResult> {
   const { kafka, admin, brokers, o } = s;
-  const d = newDeployment(`${mode}${round}`, o.partitions, s.workDir, o.topicReplication);
-  const name = o.rounds > 1 ? `${mode} (round ${round})` : mode;
+  if (mode === 'relay' && !relay) throw new Error('a relay phase needs its RelayPlan');
+  const tag = relay?.tag ?? '';
+  const d = newDeployment(`${mode}${tag ? `-${tag}` : ''}${round}`, o.partitions, s.workDir, o.topicReplication);
+  const name = `${mode}${tag ? ` ${relay!.budgetLabel}` : ''}${o.rounds > 1 ? ` (round ${round})` : ''}`;
   await createDeploymentTopics(admin, d);
   log(`sweep ${name}: seeding ${s.seedMessages.length} entities into ${d.changelogTopic}`);
   await produceAll(kafka, d.changelogTopic, s.seedMessages);
 
-  const proc = new ProcessorRun(brokers, d, { ...o, eventLatencies: true });
+  const statusToken = randomBytes(16).toString('hex');
+  const proc = new ProcessorRun(brokers, d, { ...o, eventLatencies: true, statusToken });
   let scanner: ScannerProcess | undefined;
   let load: Child | undefined;
   try {
     await proc.ready();
     log(`sweep ${name}: processor restored ${proc.restored.records} records in ${proc.restored.ms} ms`);
     if (mode === 'relay') {
-      scanner = await ScannerProcess.start(d, brokers, { maxCommandLag: o.relayMaxLag, nice: o.scannerNice });
+      if (proc.statusUrl === undefined) throw new Error('the processor reported no HTTP port');
+      scanner = await ScannerProcess.start(d, brokers, {
+        maxCommandLag: relay!.maxLag,
+        nice: o.scannerNice,
+        processors: { urls: [proc.statusUrl], token: statusToken },
+      });
       await scanner.ready();
       log(`sweep ${name}: scanner replica caught up`);
     }
@@ -163,7 +232,22 @@ async function runPhase(mode: SweepMode, round: number, s: Shared): Promise<Swee
 
     log(`sweep ${name}: sweeping`);
     const atSweep = snapshot(pids);
-    const [{ start, end, work }] = await Promise.all([sweep(mode, o, proc, scanner), s.duringSweep?.(proc, d)]);
+    const paceSamples: PaceSample[] = [];
+    const signalSamples: SignalSample[] = [];
+    // The pacer's signal: what the scanner read of the processor, once a second while the sweep runs.
+    let sweeping = true;
+    const signal = (async () => {
+      while (scanner && sweeping) {
+        const got = await scanner.processorReadings().catch(() => []);
+        for (const r of got) signalSamples.push(r);
+        await sleep(1000);
+      }
+    })();
+    const [{ start, end, work, cut }] = await Promise.all([
+      sweep(mode, o, proc, scanner, relay, (p) => paceSamples.push(p)).finally(() => (sweeping = false)),
+      s.duringSweep?.(proc, d),
+    ]);
+    await signal;
     const afterSweep = snapshot(pids);
     log(`sweep ${name}: done in ${end - start} ms; tail`);
     await sleep(o.tailSec * 1000);
@@ -181,17 +265,19 @@ async function runPhase(mode: SweepMode, round: number, s: Shared): Promise<Swee
     // The load's producer is not idempotent: a send retried across a broker kill can be written
     // twice. The processor must then fold both, so the oracle folds the events topic as written.
     const written = await recordCount(admin, d.eventsTopic);
-    const oracle =
+    const unswept =
       written === finished.count
-        ? expectedState(s.seed, s.loadSpec, finished.count)
-        : sweptState(foldedState(s.seed, await writtenEvents(kafka, d.eventsTopic)));
+        ? loadedState(s.seed, s.loadSpec, finished.count)
+        : foldedState(s.seed, await writtenEvents(kafka, d.eventsTopic));
+    // A sweep cut part-way: each key as swept or as not (the oracle's maps are copies).
+    const oracle = sweptState(cut ? new Map(unswept) : unswept);
     if (written !== finished.count)
       log(
         `sweep ${name}: the events topic holds ${written} records for ${finished.count} events sent; the oracle folds those`,
       );
-    const check = checkState(readStores(d.stateDir, d.partitions), oracle);
+    const check = checkState(readStores(d.stateDir, d.partitions), oracle, cut ? unswept : undefined);
     if (!check.ok) log(`sweep ${name}: the state differs from the oracle: ${JSON.stringify(check)}`);
-    return summarizePhase(mode, round, o, proc, {
+    const result = summarizePhase(mode, round, o, proc, {
       start,
       end,
       work,
@@ -207,6 +293,29 @@ async function runPhase(mode: SweepMode, round: number, s: Shared): Promise<Swee
       cpuBaseline: cpuBetween(atBaseline, atSweep),
       cpuDuring: cpuBetween(atSweep, afterSweep),
     });
+    if (cut) {
+      const emitted = work['emitted'] ?? 0;
+      const walked = work['walked'] ?? 0;
+      const matched = work['matched'] ?? 0;
+      result.truncated = {
+        emitted,
+        walked,
+        keys: o.keys,
+        projectedMs: result.sweepMs / cutFraction(walked, o.keys, matched, emitted),
+      };
+      log(
+        `sweep ${name}: cut after ${result.sweepMs} ms, ${walked} of ${o.keys} keys walked, ${emitted} commands emitted`,
+      );
+    }
+    if (relay)
+      result.relay = {
+        rate: relay.rate,
+        maxLag: relay.maxLag,
+        budget: relay.budgetLabel,
+        pace: summarizePace(paceSamples, start),
+        signal: summarizeSignal(signalSamples),
+      };
+    return result;
   } finally {
     load?.kill();
     await scanner?.stop();
@@ -224,18 +333,30 @@ async function sweep(
   o: BenchOptions,
   proc: ProcessorRun,
   scanner?: ScannerProcess,
-): Promise<{ start: number; end: number; work: Record<string, number> }> {
+  relay?: RelayPlan,
+  onPace?: (sample: PaceSample) => void,
+): Promise<{ start: number; end: number; work: Record<string, number>; cut?: boolean }> {
   if (mode === 'relay') {
     const posted = Date.now();
-    const scan = await scanner!.createScan({ ...DORMANCY_SWEEP, asOf: AS_OF, options: { rate: o.relayRate } });
-    const done = await scanner!.finished(scan.id);
+    const options: { rate: number; latencyBudget?: LatencyBudget } = { rate: relay!.rate };
+    if (relay!.budget) options.latencyBudget = relay!.budget;
+    const scan = await scanner!.createScan({ ...DORMANCY_SWEEP, asOf: AS_OF, options });
+    const created0 = Date.parse(scan.createdAt);
+    const cancelAt =
+      relay!.maxSweepMs === undefined ? undefined : (Number.isFinite(created0) ? created0 : posted) + relay!.maxSweepMs;
+    const done = await scanner!.finished(scan.id, undefined, undefined, onPace, cancelAt);
     const { scanned, matched, emitted } = done.counts;
     // The scan's own record: created (POST /scans) to completed (every command answered).
     const created = Date.parse(scan.createdAt);
     const finished = done.finishedAt === null ? NaN : Date.parse(done.finishedAt);
     const start = Number.isFinite(created) ? created : posted;
     const end = Number.isFinite(finished) && finished >= start ? finished : done.seenDoneAt;
-    return { start, end, work: { walked: scanned, matched, emitted, ...done.counts.results } };
+    return {
+      start,
+      end,
+      work: { walked: scanned, matched, emitted, ...done.counts.results },
+      cut: done.cancelledAt !== undefined,
+    };
   }
   const command: SweepCommand = {
     type: 'sweep',

@@ -34,8 +34,15 @@ export interface StateCheck {
   digest: string;
 }
 
-/** Compares a state with the expected one, value by value (key order inside objects ignored). */
-export function checkState(actual: Map<string, JsonObject>, expected: Map<string, JsonObject>): StateCheck {
+/**
+ * Compares a state with the expected one, value by value (key order inside objects ignored). With
+ * `orElse` (a sweep cut part-way: `expected` swept, `orElse` not), each key may equal either.
+ */
+export function checkState(
+  actual: Map<string, JsonObject>,
+  expected: Map<string, JsonObject>,
+  orElse?: Map<string, JsonObject>,
+): StateCheck {
   let mismatched = 0;
   const examples: string[] = [];
   const note = (key: string, why: string) => {
@@ -45,7 +52,11 @@ export function checkState(actual: Map<string, JsonObject>, expected: Map<string
   for (const [key, value] of expected) {
     const got = actual.get(key);
     if (got === undefined) note(key, 'missing');
-    else if (canonical(got) !== canonical(value)) note(key, `got ${canonical(got)}, expected ${canonical(value)}`);
+    else if (canonical(got) !== canonical(value)) {
+      const other = orElse?.get(key);
+      if (other === undefined || canonical(got) !== canonical(other))
+        note(key, `got ${canonical(got)}, expected ${canonical(value)}`);
+    }
   }
   for (const key of actual.keys()) if (!expected.has(key)) note(key, 'unexpected key');
   const dormant = (m: Map<string, JsonObject>) => [...m.values()].filter((v) => v['status'] === 'dormant').length;

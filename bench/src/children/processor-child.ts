@@ -8,6 +8,7 @@ import {
 } from './transaction-timing';
 import {
   accountsDomain,
+  buildProcessorApp,
   createProcessorMetrics,
   DORMANCY_SWEEP,
   loadConfig,
@@ -31,6 +32,12 @@ export interface ProcessorChildConfig {
   env: Record<string, string>;
   /** What-if (bench --tx-retry-ms): the retry start of every transactional producer. */
   txRetryMs?: number;
+  /**
+   * Serve the processor's HTTP app (services/processor's buildApp: GET /status behind this bearer
+   * token) on 127.0.0.1, an ephemeral port the child reports ({ type: 'http', port }) before
+   * `ready`: the scanner's latency-budget pacer reads `eventCommitLatency` from it.
+   */
+  statusToken?: string;
 }
 
 /** One committed unit of work (one Kafka transaction of one task), as the extension's onCommit sees it. */
@@ -210,6 +217,22 @@ runChild<ProcessorChildConfig>(async (cfg, send) => {
   };
 
   const processor = new Processor({ config, domain: accountsDomain, logger, metrics, extension });
+  // As services/processor/src/server.ts does, listening before the processor starts; its request
+  // logs stay out of the stream above (warnings only).
+  const app =
+    cfg.statusToken === undefined
+      ? undefined
+      : buildProcessorApp({
+          processor,
+          metrics,
+          logger: logger.child({}, { level: 'warn' }),
+          stateAuth: { kind: 'bearer', token: cfg.statusToken },
+        });
+  if (app) {
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const address = app.server.address();
+    send({ type: 'http', port: typeof address === 'object' && address ? address.port : NaN });
+  }
   const loop = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();
   const takeLoopDelay = () => {
@@ -255,7 +278,8 @@ runChild<ProcessorChildConfig>(async (cfg, send) => {
       );
     } else if (m.type === 'stop') {
       clearInterval(flush);
-      void processor.stop().then(() => {
+      void processor.stop().then(async () => {
+        await app?.close().catch(() => undefined);
         report.requests.at = Date.now();
         takeLoopDelay();
         send(report);
