@@ -135,7 +135,7 @@ async function setUp(produce: Record<number, Produce>) {
         },
       ],
     });
-  return { ...fake, send };
+  return { ...fake, send, sendMessages };
 }
 
 const ok =
@@ -305,6 +305,35 @@ describe('kafkajs sendMessages (patched): every partition once, one sequence ran
       2: async (req) => ({ ...(await ok()(req)), topics: [] }),
     });
     await expect(never.send({ 0: ['a0'], 1: ['b0'] })).rejects.toThrow(/No answer for partitions out-1/);
+  });
+
+  it('sends a topic listed twice in one sendBatch as one topic: every message once, in the order given', async () => {
+    const requests: ProduceRequest[] = [];
+    const record: Produce = async (req) => {
+      requests.push(req);
+      return ok()(req);
+    };
+    const { sendMessages, sent } = await setUp({ 1: record, 2: record });
+    await sendMessages({
+      acks: -1,
+      topicMessages: [
+        {
+          topic: TOPIC,
+          messages: [
+            { partition: 0, value: 'a0' },
+            { partition: 1, value: 'b0' },
+          ],
+        },
+        { topic: TOPIC, messages: [{ partition: 0, value: 'a1' }] },
+      ],
+    });
+    // One batch per partition, each sent once under one range (before: a second batch of partition 0
+    // in the same request, of which only one was answered and written).
+    expect(sent.map(({ partition, firstSequence, values }) => ({ partition, firstSequence, values }))).toEqual([
+      { partition: 0, firstSequence: 0, values: ['a0', 'a1'] },
+      { partition: 1, firstSequence: 0, values: ['b0'] },
+    ]);
+    expect(requests.flatMap((r) => r.topicData.map((t) => t.partitions.length))).toEqual([1, 1]);
   });
 
   it('keeps the produce request of a normal send as it was: one request per leader, sequences from 0', async () => {
