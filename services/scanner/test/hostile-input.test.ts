@@ -1,0 +1,151 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { encodeStoredEntity, type UpdateCommand } from '@state-relay/contracts';
+import { evaluateCondition, parseCondition, type JsonObject } from '@state-relay/rules';
+import { ReplicaStore } from '@state-relay/store';
+import { waitUntil } from '@state-relay/testkit';
+import type { FastifyInstance } from 'fastify';
+import { largestConditions, recordsFor } from '../../../packages/rules/test/largest-conditions';
+import { buildApp } from '../src/http/app';
+import { createLogger } from '../src/logger';
+import { createScannerMetrics } from '../src/metrics';
+import { ScanEngine, type ScanEngineDeps } from '../src/scans/scan-engine';
+import { EngineScanService } from '../src/scans/scan-service';
+import type { ScanView } from '../src/scans/scan-view';
+import { openScansDatabase, type ScansDatabase } from '../src/scanner';
+import { StoreScheduleService } from '../src/schedules/schedule-service';
+
+// Issue 34's hostile-client findings against the running scanner: the real app over HTTP, the real
+// engine walking a real SQLite replica, the real scans database; only Kafka is a fake (commands are
+// answered `applied` as the processor would).
+
+const TOKEN = 'hostile-input-token-Qm7vX2pL9sRt4wKz';
+const NOW = Date.UTC(2026, 10, 1);
+const ROWS = 300;
+
+describe('scanner against hostile input (real SQLite, HTTP)', () => {
+  let dir: string;
+  let replica: ReplicaStore;
+  let database: ScansDatabase;
+  let engine: ScanEngine;
+  let app: FastifyInstance;
+  let base: string;
+  const records = recordsFor(ROWS, NOW) as JsonObject[];
+  const sent: UpdateCommand[] = [];
+
+  async function start(overrides: Partial<ScanEngineDeps> = {}): Promise<void> {
+    dir = mkdtempSync(join(tmpdir(), 'scanner-hostile-'));
+    replica = ReplicaStore.open({ path: join(dir, 'replica.sqlite') });
+    replica.apply(
+      records.map((value, i) => ({
+        partition: i % 4,
+        offset: String(Math.floor(i / 4)),
+        key: `k-${String(i).padStart(4, '0')}`,
+        value: encodeStoredEntity({ version: 1, value, seen: '' }),
+      })),
+    );
+    database = openScansDatabase(join(dir, 'scans.sqlite'));
+    const store = database.scans;
+    const logger = createLogger('silent');
+    const metrics = createScannerMetrics();
+    engine = new ScanEngine({
+      store,
+      replica,
+      replicaProgress: { currentEnds: async () => new Map(), waitFor: async () => undefined },
+      sink: {
+        send: async (commands) => {
+          sent.push(...commands);
+          store.recordResults(
+            commands.map((c) => ({
+              commandId: c.commandId,
+              scanId: c.scanId,
+              key: c.key,
+              outcome: 'applied' as const,
+              processedAt: NOW,
+            })),
+          );
+          engine.notifyResults();
+        },
+      },
+      commandLag: { lag: async () => 0 },
+      metrics,
+      logger,
+      chunkSize: 100,
+      maxCommandLag: 1_000,
+      replicaCatchUpTimeoutMs: 1_000,
+      knownDomainActions: ['mark_dormant'],
+      backoffPollMs: 10,
+      pacing: { signal: { latest: () => undefined, baseline: () => null }, defaultBudget: { off: true } },
+      ...overrides,
+    });
+    const scans = new EngineScanService(engine, store, { lag: () => [] });
+    app = buildApp({
+      scans,
+      replica: { ready: true, lag: () => [] },
+      metrics,
+      logger,
+      apiToken: TOKEN,
+      maxBodyBytes: 65_536,
+      schedules: new StoreScheduleService({
+        store: database.schedules,
+        scans,
+        knownDomainActions: ['mark_dormant'],
+        minIntervalMs: 60_000,
+        now: () => NOW,
+      }),
+    });
+    base = await app.listen({ host: '127.0.0.1', port: 0 });
+    engine.start();
+  }
+
+  afterEach(async () => {
+    await app.close();
+    await Promise.race([engine.stop(), new Promise((r) => setTimeout(r, 10_000))]);
+    database.close();
+    replica.close();
+    rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+    sent.length = 0;
+  });
+
+  async function call(method: string, url: string, body?: unknown) {
+    const res = await fetch(`${base}${url}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${TOKEN}`,
+        ...(body !== undefined && { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, text, json: text === '' ? undefined : JSON.parse(text) };
+  }
+
+  const finished = (id: string, timeoutMs = 60_000) =>
+    waitUntil(
+      async () => {
+        const scan = (await call('GET', `/scans/${id}`)).json as ScanView;
+        return ['completed', 'cancelled', 'failed'].includes(scan.status) && scan;
+      },
+      { timeoutMs, intervalMs: 20, message: `scan ${id} to finish` },
+    ) as Promise<ScanView>;
+
+  // Issue 34 item 5: `{"any": [996 leaves]}` was accepted, then every scan of it failed with
+  // "internal error" (SQLite's expression depth limit, hit by the pre-filter).
+  describe('the largest accepted condition of every shape', () => {
+    beforeEach(() => start());
+
+    it.each(largestConditions().map((s) => [s.shape, s.n, s.condition] as const))(
+      '%s (n = %i): accepted, and the scan completes with every match',
+      async (_shape, _n, condition) => {
+        const created = await call('POST', '/scans', { condition, action: { set: { swept: true } }, asOf: NOW });
+        expect(created.status).toBe(202);
+        const done = await finished(created.json.scan.id);
+        const c = parseCondition(condition);
+        const matching = records.filter((r) => evaluateCondition(c, r, { asOf: NOW })).length;
+        expect(done).toMatchObject({ status: 'completed', error: null });
+        expect(done.counts).toMatchObject({ scanned: ROWS, matched: matching, emitted: matching });
+      },
+    );
+  });
+});
