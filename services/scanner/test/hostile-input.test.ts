@@ -148,4 +148,39 @@ describe('scanner against hostile input (real SQLite, HTTP)', () => {
       },
     );
   });
+
+  // Issue 34 item 6: a 65,490-byte {"set":{"a":[1e999,…]}} (10,900 numbers) was answered with
+  // 937,875 bytes of issues.
+  describe('validation errors', () => {
+    beforeEach(() => start());
+
+    it('list the first 20 issues and count the rest, in a body a fraction of the request', async () => {
+      const body = `{"condition":{"field":"f0","op":"exists"},"action":{"set":{"a":[${Array(10_900).fill('1e999').join(',')}]}}}`;
+      expect(body.length).toBeLessThan(65_536);
+      const res = await call('POST', '/scans', body);
+      expect(res.status).toBe(400);
+      expect(res.json.error).toBe('invalid_request');
+      expect(res.json.issues).toHaveLength(20);
+      expect(res.json.issues[0]).toEqual({
+        path: '/body/action/set/a/0',
+        message: 'expected a finite number, got Infinity',
+      });
+      expect(res.json.issuesOmitted).toBe(10_880);
+      expect(res.json.message).toMatch(/; and 10890 more$/);
+      expect(res.text.length).toBeLessThan(4_096);
+      // The same for a schedule's template, and nothing was created.
+      const schedule = await call('POST', '/schedules', `{"name":"n","interval":"PT1H","template":${body}}`);
+      expect(schedule.status).toBe(400);
+      expect(schedule.json).toMatchObject({ issuesOmitted: 10_880 });
+      expect(schedule.json.issues).toHaveLength(20);
+      expect((await call('GET', '/scans')).json.total).toBe(0);
+    });
+
+    it('a body with few issues lists them all, with no count', async () => {
+      const res = await call('POST', '/scans', { condition: { field: 'f0', op: 'nope' }, action: { set: { a: 1 } } });
+      expect(res.status).toBe(400);
+      expect(res.json.issues).toHaveLength(1);
+      expect(res.json).not.toHaveProperty('issuesOmitted');
+    });
+  });
 });
