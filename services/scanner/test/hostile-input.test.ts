@@ -183,4 +183,31 @@ describe('scanner against hostile input (real SQLite, HTTP)', () => {
       expect(res.json).not.toHaveProperty('issuesOmitted');
     });
   });
+
+  // Issue 34 item 7: a schedule's name was any string up to 200 characters, printed raw by the CLI.
+  describe('schedule names', () => {
+    beforeEach(() => start());
+    const template = { condition: { field: 'f0', op: 'exists' }, action: { set: { a: 1 } } };
+
+    it.each([
+      ['ESC (a cursor move)', '\u001b[1A\u001b[2Khidden', 'U+001B at index 0'],
+      ['a newline', 'two\nlines', 'U+000A at index 3'],
+      ['a C1 CSI', 'x\u009b2J', 'U+009B at index 1'],
+      ['a bidi override', 'abc\u202etxt.exe', 'U+202E at index 3'],
+    ])('a name with %s is a 400 naming /body/name, on create and on rename', async (_what, name, found) => {
+      const created = await call('POST', '/schedules', { name, interval: 'PT1H', template });
+      expect(created.status).toBe(400);
+      expect(created.json).toEqual({
+        error: 'invalid_request',
+        message: expect.stringContaining('/body/name: must not contain control'),
+        issues: [{ path: '/body/name', message: expect.stringContaining(found) }],
+      });
+      const ok = await call('POST', '/schedules', { name: 'nightly ✓ (Zürich)', interval: 'PT1H', template });
+      expect(ok.status).toBe(201);
+      const renamed = await call('PATCH', `/schedules/${ok.json.id}`, { name });
+      expect(renamed.status).toBe(400);
+      expect(renamed.json.issues).toEqual([{ path: '/body/name', message: expect.stringContaining(found) }]);
+      expect((await call('GET', `/schedules/${ok.json.id}`)).json.name).toBe('nightly ✓ (Zürich)');
+    });
+  });
 });
