@@ -11,7 +11,6 @@ import type { ScanView } from '../src/scans/scan-view';
 // `schedules list`. Every control character the CLI prints for people is made visible.
 
 const HIDE = '\u001b[1A\u001b[2Kinnocent';
-// eslint-disable-next-line no-control-regex
 const TERMINAL_CONTROLS = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/u;
 
 describe('CLI escaping of terminal controls', () => {
