@@ -59,6 +59,7 @@ export {
 export {
   checkKafkaConnection,
   connectionRefusal,
+  connectionWarnings,
   createKafkaClient,
   KAFKA_CONNECTION_REFUSED,
   KAFKA_RETRY,

@@ -66,10 +66,43 @@ describe('the scanner refuses a public or guessable API token at start', () => {
     child.stderr.on('data', (b: Buffer) => (out += b.toString()));
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     const early = await Promise.race([exited, new Promise((r) => setTimeout(() => r('running'), 3_000))]);
-    child.kill('SIGTERM');
+    child.kill('SIGKILL'); // a graceful stop would wait for the unreachable broker
     await exited;
     expect(early).not.toBe(2);
     expect(out).not.toContain('invalid configuration');
     expect(out).not.toContain(token);
+  });
+
+  // Issue 34 item 8: SASL PLAIN over SASL_PLAINTEXT was accepted silently.
+  it('SASL PLAIN over SASL_PLAINTEXT starts, with a warning that names the variables and never the password', async () => {
+    const password = randomBytes(18).toString('base64url');
+    const child = spawn(process.execPath, [SERVER], {
+      env: {
+        PATH: process.env.PATH,
+        KAFKA_BROKERS: '127.0.0.1:9',
+        HTTP_PORT: '0',
+        API_TOKEN: randomBytes(24).toString('base64url'),
+        STATE_DIR: dir,
+        KAFKA_SECURITY_PROTOCOL: 'SASL_PLAINTEXT',
+        KAFKA_SASL_MECHANISM: 'PLAIN',
+        KAFKA_SASL_USERNAME: 'relay',
+        KAFKA_SASL_PASSWORD: password,
+      },
+    });
+    let out = '';
+    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (out += b.toString()));
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    const deadline = Date.now() + 20_000;
+    while (!out.includes('cleartext') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    child.kill('SIGTERM');
+    await exited;
+    const warning = out.split('\n').find((l) => l.includes('cleartext'));
+    expect(warning).toBeDefined();
+    expect(JSON.parse(warning!)).toMatchObject({
+      level: 40,
+      msg: expect.stringMatching(/^KAFKA_SASL_MECHANISM=PLAIN over KAFKA_SECURITY_PROTOCOL=SASL_PLAINTEXT/),
+    });
+    expect(out).not.toContain(password);
   });
 });
