@@ -210,4 +210,67 @@ describe('scanner against hostile input (real SQLite, HTTP)', () => {
       expect((await call('GET', `/schedules/${ok.json.id}`)).json.name).toBe('nightly ✓ (Zürich)');
     });
   });
+
+  // Issue 34 item 8: a scan at rate 0.001 over many keys held the one-at-a-time queue for days.
+  describe('maximum duration', () => {
+    const slow = (options: Record<string, unknown>) => ({
+      condition: { field: 'f0', op: 'exists' },
+      action: { set: { swept: true } },
+      options: { rate: 0.001, ...options },
+    });
+
+    it('options.maxDuration: the scan ends failed saying so, and the next scan in the queue runs', async () => {
+      await start();
+      const created = await call('POST', '/scans', slow({ maxDuration: 'PT2S' }));
+      expect(created.status).toBe(202);
+      const next = await call('POST', '/scans', {
+        condition: { field: 'f0', op: 'exists' },
+        action: { set: { a: 1 } },
+      });
+      const started = Date.now();
+      const done = await finished(created.json.scan.id, 30_000);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(1_500);
+      expect(done.status).toBe('failed');
+      expect(done.error).toMatch(
+        /^the scan ran longer than its maximum duration, 2 s \(options\.maxDuration\), and was stopped after scanning \d+ keys and emitting \d+ commands$/,
+      );
+      expect(done.options.maxDuration).toBe('PT2S');
+      expect((await finished(next.json.scan.id)).status).toBe('completed');
+    });
+
+    it('without the option, the service default (SCAN_MAX_DURATION_MS) applies', async () => {
+      await start({ maxDurationMs: 1_500 });
+      const created = await call('POST', '/scans', slow({}));
+      const done = await finished(created.json.scan.id, 30_000);
+      expect(done).toMatchObject({ status: 'failed', error: expect.stringContaining('1.5 s (SCAN_MAX_DURATION_MS)') });
+      // The option overrides the default, longer as well as shorter: this one is cancelled while it runs.
+      const longer = await call('POST', '/scans', slow({ maxDuration: 'PT1H' }));
+      await new Promise((r) => setTimeout(r, 2_500));
+      expect((await call('GET', `/scans/${longer.json.scan.id}`)).json.status).toBe('running');
+      expect((await call('POST', `/scans/${longer.json.scan.id}/cancel`)).json.status).toBe('cancelled');
+    });
+
+    it.each([
+      ['PT0S', 'must be from PT1S to P366D'],
+      ['P367D', 'must be from PT1S to P366D'],
+      ['soon', 'ISO-8601 duration'],
+    ])('maxDuration %j is a 400 naming the field', async (maxDuration, message) => {
+      await start();
+      for (const [url, body, path] of [
+        ['/scans', slow({ maxDuration }), '/body/options/maxDuration'],
+        [
+          '/schedules',
+          { name: 'n', interval: 'PT1H', template: slow({ maxDuration }) },
+          '/body/template/options/maxDuration',
+        ],
+      ] as const) {
+        const res = await call('POST', url, body);
+        expect(res.status).toBe(400);
+        expect(res.json.issues).toEqual([{ path, message: expect.stringContaining(message) }]);
+      }
+      const wrongType = await call('POST', '/scans', slow({ maxDuration: 3_600_000 }));
+      expect(wrongType.status).toBe(400);
+      expect(wrongType.json.issues[0].path).toBe('/body/options/maxDuration');
+    });
+  });
 });
