@@ -98,6 +98,15 @@ describe('CLI redaction of URL credentials', () => {
     expect(redactUrl(url)).toBe(shown);
   });
 
+  it('takes linear time on hostile text', () => {
+    const hostile = `${'A+'.repeat(200_000)}\u0000A://@${' https://u:pw@h'.repeat(50_000)}`;
+    const started = Date.now();
+    const shown = redactUrl(hostile);
+    expect(shown.includes(':pw@')).toBe(false); // not toContain: its failure would print 1 MB
+    expect(shown.endsWith(' https://***@h')).toBe(true);
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
   it('Output redacts every URL it prints for people', () => {
     const out: string[] = [];
     const stream = { write: (t: string) => void out.push(t) };

@@ -25,5 +25,19 @@ export function escapeText(text: string): string {
  * URL the CLI echoes, including inside fetch's own error messages; requests use the URL as given.
  */
 export function redactUrl(text: string): string {
-  return text.replace(/\b([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^\s/?#]*@/g, '$1***@');
+  // One pass, no regular expression (the obvious one backtracks polynomially on hostile text).
+  let out = '';
+  let from = 0;
+  for (let at = text.indexOf('://'); at !== -1; at = text.indexOf('://', from)) {
+    const start = at + 3;
+    let end = start;
+    while (end < text.length && !AUTHORITY_END.has(text[end]!)) end++;
+    const userinfo = text.lastIndexOf('@', end - 1);
+    out += userinfo >= start ? `${text.slice(from, start)}***${text.slice(userinfo, end)}` : text.slice(from, end);
+    from = end;
+  }
+  return out + text.slice(from);
 }
+
+/** What ends a URL's authority (where credentials would be): the path, query, fragment, or blank. */
+const AUTHORITY_END = new Set(['/', '?', '#', ' ', '\t', '\n', '\r', '"', "'", ')', '>']);
