@@ -14,6 +14,7 @@ import { ScanEngine, type ScanEngineDeps } from '../src/scans/scan-engine';
 import { EngineScanService } from '../src/scans/scan-service';
 import type { ScanView } from '../src/scans/scan-view';
 import { openScansDatabase, type ScansDatabase } from '../src/scanner';
+import { Scheduler } from '../src/schedules/scheduler';
 import { StoreScheduleService } from '../src/schedules/schedule-service';
 
 // Issue 34's hostile-client findings against the running scanner: the real app over HTTP, the real
@@ -31,6 +32,7 @@ describe('scanner against hostile input (real SQLite, HTTP)', () => {
   let engine: ScanEngine;
   let app: FastifyInstance;
   let base: string;
+  let service: EngineScanService;
   const records = recordsFor(ROWS, NOW) as JsonObject[];
   const sent: UpdateCommand[] = [];
 
@@ -79,7 +81,7 @@ describe('scanner against hostile input (real SQLite, HTTP)', () => {
       pacing: { signal: { latest: () => undefined, baseline: () => null }, defaultBudget: { off: true } },
       ...overrides,
     });
-    const scans = new EngineScanService(engine, store, { lag: () => [] });
+    const scans = (service = new EngineScanService(engine, store, { lag: () => [] }));
     app = buildApp({
       scans,
       replica: { ready: true, lag: () => [] },
@@ -147,6 +149,20 @@ describe('scanner against hostile input (real SQLite, HTTP)', () => {
         expect(done.counts).toMatchObject({ scanned: ROWS, matched: matching, emitted: matching });
       },
     );
+  });
+
+  it('a schedule whose template is the largest accepted `any`: its run completes (it failed every run)', async () => {
+    await start();
+    const [largest] = largestConditions();
+    const template = { condition: largest!.condition, action: { set: { swept: true } } };
+    const created = await call('POST', '/schedules', { name: 'largest', interval: 'PT1H', template });
+    expect(created.status).toBe(201);
+    // Two hours after the schedule was made: its run is due.
+    const logger = createLogger('silent');
+    new Scheduler({ store: database.schedules, scans: service, logger, now: () => Date.now() + 7_200_000 }).tick();
+    const runs = (await call('GET', `/schedules/${created.json.id}`)).json.lastRuns as Array<{ scanId: string }>;
+    expect(runs).toHaveLength(1);
+    expect(await finished(runs[0]!.scanId)).toMatchObject({ status: 'completed', error: null });
   });
 
   // Issue 34 item 6: a 65,490-byte {"set":{"a":[1e999,…]}} (10,900 numbers) was answered with
