@@ -47,6 +47,7 @@ make_secrets() {
     cp "$ca/ca.pem" "$secure/broker/ca.pem"
     cp "$ca/ca.pem" "$secure/client/kafka-ca.pem"
     cp "$secure/broker/state-relay-password" "$secure/client/kafka-password"
+    cp "$secure/api-token" "$secure/client/api-token"
     cat >"$secure/broker/admin.properties" <<EOF
 security.protocol=SASL_SSL
 sasl.mechanism=PLAIN
@@ -95,6 +96,12 @@ bash scripts/images.sh
 source .state-relay/images.env
 export KAFKA_IMAGE NODE_BUILD_IMAGE NODE_RUNTIME_IMAGE
 make_secrets
+# Secrets made before the services read the API token from a mounted file (API_TOKEN_FILE,
+# STATE_API_TOKEN_FILE): give them their copy.
+if [ ! -s "$secure/client/api-token" ]; then
+  cp "$secure/api-token" "$secure/client/api-token"
+  chmod 0644 "$secure/client/api-token"
+fi
 export_env
 
 echo "[secure] building images and starting three brokers, two processors and the scanner"

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { DORMANCY_SWEEP } from '@state-relay/accounts';
 import { accountsOracle } from '@state-relay/accounts/testing';
@@ -9,7 +10,8 @@ import { demoEvents, produceEvents, waitCaughtUp } from '../../services/processo
 // The deployed pair, driven only through HTTP and Kafka: both images built from their
 // Dockerfile, Kafka and both services as containers on one network.
 const ROOT = resolve(__dirname, '../..');
-const TOKEN = 'e2e-token-0123456789abcdef';
+// Random per run: the services refuse a guessable token (issue 34 item 3).
+const TOKEN = randomBytes(24).toString('base64url');
 const buildArgs = {
   BUILD_IMAGE: process.env.NODE_BUILD_IMAGE ?? 'node:22-bookworm',
   RUNTIME_IMAGE: process.env.NODE_RUNTIME_IMAGE ?? 'node:22-bookworm-slim',

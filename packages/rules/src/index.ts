@@ -27,7 +27,7 @@ export { RULE_LIMITS } from './limits';
 export { validateCondition } from './validate-condition';
 export { validateAction } from './validate-action';
 export { parseCondition, parseAction } from './parse';
-export { DURATION_PATTERN, durationParts, parseDurationMs, type DurationParts } from './duration';
+export { DURATION_PATTERN, durationParts, durationProblem, parseDurationMs, type DurationParts } from './duration';
 export { isRelativeTime, resolveOperand } from './operand';
 export { evaluateCondition } from './evaluate';
 export { applyAction } from './actions';

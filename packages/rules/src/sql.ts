@@ -216,7 +216,27 @@ function join(parts: Sql[], op: 'AND' | 'OR', empty: Sql): Sql {
   const exact = empty.exact;
   if (parts.length === 0) return empty;
   if (parts.length === 1) return { ...(parts[0] as Sql), exact };
-  return { sql: `(${parts.map((p) => p.sql).join(` ${op} `)})`, params: parts.flatMap((p) => p.params), exact };
+  return {
+    sql: balanced(
+      parts.map((p) => p.sql),
+      op,
+    ),
+    params: parts.flatMap((p) => p.params),
+    exact,
+  };
+}
+
+/**
+ * `(a OP b OP c …)` as a balanced tree of parenthesised pairs. SQLite parses a flat chain into a
+ * left-deep tree, one level per operand, and refuses an expression deeper than 1,000 levels
+ * (SQLITE_MAX_EXPR_DEPTH): an `any` of 996 leaves, which the validator accepts, failed every
+ * scan. Balanced, n operands take about log2(n) levels. The operands keep their order, so the
+ * parameters (flattened in that order) still line up.
+ */
+function balanced(sqls: string[], op: 'AND' | 'OR'): string {
+  if (sqls.length <= 2) return `(${sqls.join(` ${op} `)})`;
+  const half = Math.ceil(sqls.length / 2);
+  return `(${balanced(sqls.slice(0, half), op)} ${op} ${balanced(sqls.slice(half), op)})`;
 }
 
 function not(part: Sql): Sql {

@@ -3,7 +3,13 @@
 // metrics) and the default metrics. Only the services' edge modules (config, server, app,
 // metrics, errors) use it.
 export { configTableDrift, readConfigTable, type DocumentedVariable } from './config/config-table';
-export { checkChangelogName, MIN_TOKEN_LENGTH } from './config/checks';
+export {
+  checkChangelogName,
+  KNOWN_PLACEHOLDER_TOKENS,
+  MIN_TOKEN_LENGTH,
+  TOKEN_RECIPE,
+  tokenStrengthProblem,
+} from './config/checks';
 export { fromEnv, SHARED_CONFIG_FROM_ENV, type EnvTable, type FromEnv } from './config/from-env';
 export { EnvVar, LOG_LEVELS, PROBLEM_KEYWORD, type LogLevel } from './config/env-vars';
 export { loadEnv, type EnvRefinement } from './config/load-env';
@@ -53,6 +59,7 @@ export {
 export {
   checkKafkaConnection,
   connectionRefusal,
+  connectionWarnings,
   createKafkaClient,
   KAFKA_CONNECTION_REFUSED,
   KAFKA_RETRY,

@@ -38,10 +38,23 @@ export interface KafkaClientOptions {
  */
 export function createKafkaClient(options: KafkaClientOptions): Kafka {
   assertSupportedKafkajs();
-  if (options.connection?.ssl?.rejectUnauthorized === false) {
-    options.logger.warn("KAFKA_SSL_VERIFY=false: the brokers' certificates and host names are not checked");
-  }
+  for (const warning of connectionWarnings(options.connection)) options.logger.warn(warning);
   return kafkaWith(options, KAFKA_RETRY);
+}
+
+/** What a connection that works but is unsafe should say at start (never a secret). */
+export function connectionWarnings(connection: KafkaConnection | undefined): string[] {
+  const warnings: string[] = [];
+  if (connection?.ssl?.rejectUnauthorized === false) {
+    warnings.push("KAFKA_SSL_VERIFY=false: the brokers' certificates and host names are not checked");
+  }
+  if (connection?.protocol === 'SASL_PLAINTEXT' && connection.sasl?.mechanism === 'PLAIN') {
+    warnings.push(
+      'KAFKA_SASL_MECHANISM=PLAIN over KAFKA_SECURITY_PROTOCOL=SASL_PLAINTEXT: the SASL password crosses the ' +
+        'network in cleartext; use SASL_SSL, or SCRAM-SHA-512 at least',
+    );
+  }
+  return warnings;
 }
 
 function kafkaWith({ clientId, brokers, connection, logger }: KafkaClientOptions, retry: RetryOptions): Kafka {

@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox';
 import { ConfigError } from '../src/errors';
 import { kafkaConnectionFrom, kafkajsSecurity, KAFKA_CONNECTION_ENV } from '../src/config/kafka-connection';
 import { loadEnv } from '../src/config/load-env';
-import { connectionRefusal, KafkaConnectionRefusedError } from '../src/kafka';
+import { connectionRefusal, connectionWarnings, KafkaConnectionRefusedError } from '../src/kafka';
 import { KafkaJSConnectionError, KafkaJSNonRetriableError, KafkaJSSASLAuthenticationError } from 'kafkajs';
 
 // The connection variables as a service reads them: every problem names its variable, no problem
@@ -94,6 +94,30 @@ describe('Kafka connection settings', () => {
       sasl: { mechanism: kafkajs, username: 'relay', password: SECRET },
     });
     expect(JSON.stringify(c)).not.toContain(SECRET);
+  });
+
+  // Issue 34 item 8: SASL PLAIN over SASL_PLAINTEXT was accepted silently.
+  it('warns, without the password, when SASL PLAIN would send it in cleartext; not over TLS, not for SCRAM', () => {
+    const sasl = { KAFKA_SASL_USERNAME: 'relay', KAFKA_SASL_PASSWORD: SECRET };
+    const plain = connectionWarnings(
+      load({ KAFKA_SECURITY_PROTOCOL: 'SASL_PLAINTEXT', KAFKA_SASL_MECHANISM: 'PLAIN', ...sasl }),
+    );
+    expect(plain).toEqual([
+      expect.stringMatching(/^KAFKA_SASL_MECHANISM=PLAIN over KAFKA_SECURITY_PROTOCOL=SASL_PLAINTEXT: .*cleartext/),
+    ]);
+    expect(plain.join()).not.toContain(SECRET);
+    expect(
+      connectionWarnings(load({ KAFKA_SECURITY_PROTOCOL: 'SASL_SSL', KAFKA_SASL_MECHANISM: 'PLAIN', ...sasl })),
+    ).toEqual([]);
+    expect(
+      connectionWarnings(
+        load({ KAFKA_SECURITY_PROTOCOL: 'SASL_PLAINTEXT', KAFKA_SASL_MECHANISM: 'SCRAM-SHA-512', ...sasl }),
+      ),
+    ).toEqual([]);
+    expect(connectionWarnings(load({}))).toEqual([]);
+    expect(connectionWarnings(load({ KAFKA_SECURITY_PROTOCOL: 'SSL', KAFKA_SSL_VERIFY: 'false' }))).toEqual([
+      expect.stringMatching(/^KAFKA_SSL_VERIFY=false/),
+    ]);
   });
 
   it('turns verification off only when asked (KAFKA_SSL_VERIFY=false)', () => {

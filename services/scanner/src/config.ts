@@ -46,6 +46,8 @@ export interface ScannerConfig {
   scheduleMinIntervalMs: number;
   /** Pending and running scans at most; a scan created over it gets 429. */
   maxActiveScans: number;
+  /** How long a scan without options.maxDuration may run before it ends failed. */
+  scanMaxDurationMs: number;
   /** Schedules at most; a schedule created over it gets 409. */
   maxSchedules: number;
   /** How long an Idempotency-Key of POST /scans or POST /schedules is remembered. */
@@ -86,6 +88,7 @@ export const SCANNER_ENV = Type.Object({
   REPLICA_CATCHUP_TIMEOUT_MS: EnvVar.integer({ default: 120_000, minimum: 1_000, maximum: 24 * 3_600_000 }),
   SCHEDULE_MIN_INTERVAL_MS: EnvVar.integer({ default: 60_000, minimum: 1_000, maximum: 86_400_000 }),
   MAX_ACTIVE_SCANS: EnvVar.integer({ default: 100, minimum: 1, maximum: 100_000 }),
+  SCAN_MAX_DURATION_MS: EnvVar.integer({ default: 86_400_000, minimum: 1_000, maximum: 366 * 86_400_000 }),
   MAX_SCHEDULES: EnvVar.integer({ default: 100, minimum: 1, maximum: 100_000 }),
   IDEMPOTENCY_KEY_TTL_MS: EnvVar.integer({ default: 86_400_000, minimum: 60_000, maximum: 30 * 86_400_000 }),
   SCAN_ROWS_MAX_AGE_MS: EnvVar.integer({ default: 7 * 86_400_000, minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
@@ -113,6 +116,7 @@ const CONFIG_FROM_ENV = {
   replicaCatchUpTimeoutMs: 'REPLICA_CATCHUP_TIMEOUT_MS',
   scheduleMinIntervalMs: 'SCHEDULE_MIN_INTERVAL_MS',
   maxActiveScans: 'MAX_ACTIVE_SCANS',
+  scanMaxDurationMs: 'SCAN_MAX_DURATION_MS',
   maxSchedules: 'MAX_SCHEDULES',
   idempotencyKeyTtlMs: 'IDEMPOTENCY_KEY_TTL_MS',
   scanRows: {

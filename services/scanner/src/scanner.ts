@@ -152,6 +152,7 @@ export class Scanner {
       replicaCatchUpTimeoutMs: config.replicaCatchUpTimeoutMs,
       knownDomainActions: deps.knownDomainActions ?? Object.keys(accountsDomain.domainActions),
       maxActiveScans: config.maxActiveScans,
+      maxDurationMs: config.scanMaxDurationMs,
       pacing: { signal: new EventLatencySignal(this.processors), defaultBudget: config.latencyBudget },
     });
     this.results = new ResultsFollower({

@@ -40,6 +40,26 @@ describe('CLI arguments: the first form (flags alone = scans create)', () => {
     });
   });
 
+  it('takes --max-duration into the options (scans and schedules), for the API to judge', () => {
+    const options = (args: string[]) =>
+      (request(args) as { body: { options?: unknown; template?: { options?: unknown } } }).body;
+    expect(options(['--preset', 'dormant', '--max-duration', 'PT6H']).options).toEqual({ maxDuration: 'PT6H' });
+    expect(
+      options([
+        'schedules',
+        'create',
+        '--name',
+        'n',
+        '--interval',
+        'PT1H',
+        '--preset',
+        'dormant',
+        '--max-duration',
+        'P1D',
+      ]).template?.options,
+    ).toEqual({ maxDuration: 'P1D' });
+  });
+
   it('takes a latency budget as a ratio, milliseconds or off, and refuses other forms as a usage error', () => {
     const budget = (value: string) =>
       (request(['--preset', 'dormant', '--latency-budget', value]) as { body: { options: unknown } }).body.options;

@@ -40,6 +40,21 @@ function scanAt(poll: number): ScanView {
   };
 }
 
+/** Schedules as a scanner from before names were checked (or a hostile one) could answer: issue 34 item 7. */
+const HOSTILE_SCHEDULES = ['nightly', '\u001b[1A\u001b[2Kinnocent', 'forged\nrow'].map((name, i) => ({
+  id: `sch-${i + 1}`,
+  url: `/schedules/sch-${i + 1}`,
+  name,
+  interval: 'PT1H',
+  timeZone: 'UTC',
+  paused: false,
+  template: { condition: { field: 'a', op: 'exists' }, action: { delete: true } },
+  createdAt: '2026-11-01T00:00:00.000Z',
+  lastRunAt: null,
+  nextRunAt: '2026-11-01T01:00:00.000Z',
+  lastRuns: [],
+}));
+
 describe('the scan CLI as a child process, without a terminal', () => {
   // A child process may take seconds to start on a loaded machine: past jest's 5 s default.
   jest.setTimeout(30_000);
@@ -68,6 +83,7 @@ describe('the scan CLI as a child process, without a terminal', () => {
         return json(202, { scan: scanAt(0), url: '/scans/scan-1' });
       }
       if (req.method === 'GET' && req.url === '/scans/scan-1') return json(200, scanAt(++polls));
+      if (req.method === 'GET' && req.url === '/schedules') return json(200, { schedules: HOSTILE_SCHEDULES });
       return json(404, { error: 'route_not_found', message: 'no route' });
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -108,6 +124,36 @@ describe('the scan CLI as a child process, without a terminal', () => {
     expect(new Set(authorizations)).toEqual(new Set([`Bearer ${TOKEN}`]));
     expect(stdout).not.toContain(TOKEN);
   }, 30_000);
+
+  it('schedules list: a name holding escape sequences or a newline neither hides nor forges a row', async () => {
+    const { code, stdout, stderr } = await run(['schedules', 'list'], { STATE_RELAY_API_TOKEN: TOKEN });
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    expect(stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/u);
+    const lines = stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(4);
+    expect(lines[2]).toMatch(/^sch-2\s+\\u001b\[1A\\u001b\[2Kinnocent\s+every PT1H/);
+    expect(lines[3]).toMatch(/^sch-3\s+forged\\u000arow\s+every PT1H/);
+  });
+
+  it('a URL with credentials is never echoed with them (issue 34 item 8)', async () => {
+    const child = spawn(process.execPath, [CLI, '--url', 'http://admin:hunter2-secret@127.0.0.1:9', 'scans', 'list'], {
+      env: { PATH: process.env.PATH ?? '', STATE_RELAY_API_TOKEN: TOKEN },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (b: Buffer) => (output += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (output += b.toString()));
+    const code = await new Promise<number | null>((res) => child.on('close', (c) => res(c)));
+    expect(code).not.toBe(0);
+    expect(output).toContain('http://***@127.0.0.1:9');
+    expect(output).not.toMatch(/hunter2|admin/);
+    const bad = await run(['scans', 'list', '--url', 'ftp://admin:hunter2-secret@host'], {
+      STATE_RELAY_API_TOKEN: TOKEN,
+    });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('ftp://***@host');
+    expect(bad.stderr).not.toContain('hunter2');
+  });
 
   it('takes the token from --token-file, quietly', async () => {
     const file = join(dir, 'api-token');

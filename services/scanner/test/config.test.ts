@@ -56,6 +56,7 @@ describe('scanner config', () => {
     const c = loadConfig({ KAFKA_BROKERS: 'kafka:9092', API_TOKEN: TOKEN });
     expect(c).toMatchObject({
       brokers: ['kafka:9092'],
+      scanMaxDurationMs: 86_400_000, // 24 h: issue 34 item 8
       appId: 'state-relay',
       changelogTopic: 'state-relay-accounts-changelog',
       commandsTopic: 'accounts-commands',

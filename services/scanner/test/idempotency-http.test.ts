@@ -1,7 +1,10 @@
+import { createHash } from 'node:crypto';
 import { DORMANCY_SWEEP } from '@state-relay/accounts';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/http/app';
-import { digestOf, IdempotencyKeys } from '../src/http/idempotency';
+import fc from 'fast-check';
+import { digestOf, IdempotencyKeys, MAX_DIGEST_DEPTH } from '../src/http/idempotency';
+import { InvalidRequestError } from '../src/errors';
 import { createLogger } from '../src/logger';
 import { createScannerMetrics } from '../src/metrics';
 import { StoreScheduleService } from '../src/schedules/schedule-service';
@@ -139,6 +142,33 @@ describe('Idempotency-Key', () => {
     });
   });
 
+  // Issue 34 item 4: a 7 KB body of 3,500 nested arrays was a 500 with a key (the digest recursed
+  // without bound before the rules' depth limits) and a 400 without one.
+  it('a deeply nested body is the same 400 with a key as without, and on a replayed key; never a 500', async () => {
+    const deep = JSON.stringify({
+      ...scanBody,
+      action: { set: { a: JSON.parse(`${'['.repeat(3_500)}${']'.repeat(3_500)}`) } },
+    });
+    const without = await post('/scans', deep);
+    expect(without.status).toBe(400);
+    expect(without.body.issues[0].path).toMatch(/^\/body\/action\/set\/a\//);
+    const withKey = await post('/scans', deep, 'deep-1');
+    expect(withKey).toMatchObject({ status: 400, body: { error: 'invalid_request', issues: without.body.issues } });
+    // The key was answered for a valid body: the deep one is digested before any create.
+    await post('/scans', scanBody, 'deep-2');
+    const replayed = await post('/scans', deep, 'deep-2');
+    expect(replayed.status).toBe(400);
+    expect(replayed.body).toMatchObject({
+      error: 'invalid_request',
+      issues: [{ path: '/body/action/set/a', message: `nested deeper than ${MAX_DIGEST_DEPTH} levels` }],
+    });
+    const schedule = { name: 'deep', interval: 'PT1H', template: JSON.parse(deep) };
+    const scheduleWithKey = await post('/schedules', schedule, 'deep-3');
+    expect(scheduleWithKey.status).toBe(400);
+    expect(scheduleWithKey.body.error).toBe('invalid_request');
+    expect(scans.records.size).toBe(1);
+  });
+
   it('POST /schedules: a retry gets the first schedule, another body is a 409, keys are per route', async () => {
     const schedule = { name: 'nightly', interval: 'PT1H', template: { ...DORMANCY_SWEEP, options: { dryRun: true } } };
     const first = await post('/schedules', schedule, 'sched-1');
@@ -157,5 +187,46 @@ describe('digestOf', () => {
     expect(digestOf({ a: 1, b: { c: [1, { d: 2, e: 3 }] } })).toBe(digestOf({ b: { c: [1, { e: 3, d: 2 }] }, a: 1 }));
     expect(digestOf({ a: 1 })).not.toBe(digestOf({ a: '1' }));
     expect(digestOf([1, 2])).not.toBe(digestOf([2, 1]));
+  });
+
+  // Keys stored before the digest became iterative must still match: the same text, byte for byte.
+  it('digests exactly as the recursive canonical JSON it replaced', () => {
+    const recursive = (value: unknown): string => {
+      if (Array.isArray(value)) return `[${value.map(recursive).join(',')}]`;
+      if (value !== null && typeof value === 'object') {
+        const record = value as Record<string, unknown>;
+        const entries = Object.keys(record)
+          .sort()
+          .filter((k) => record[k] !== undefined)
+          .map((k) => `${JSON.stringify(k)}:${recursive(record[k])}`);
+        return `{${entries.join(',')}}`;
+      }
+      return JSON.stringify(value) ?? 'null';
+    };
+    const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+    fc.assert(
+      fc.property(fc.jsonValue(), (v) => digestOf(v) === sha(recursive(v))),
+      { numRuns: 500 },
+    );
+    expect(digestOf({ a: undefined, b: [undefined, 1], c: {} })).toBe(sha('{"b":[null,1],"c":{}}'));
+  });
+
+  it('refuses a value deeper than its cap with a 400 naming the field, at any depth without a stack overflow', () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 200_000; i++) deep = [deep];
+    const err = (() => {
+      try {
+        digestOf({ condition: {}, action: { set: { a: deep } } });
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(err).toBeInstanceOf(InvalidRequestError);
+    expect((err as InvalidRequestError).issues).toEqual([
+      { path: '/body/action/set/a', message: `nested deeper than ${MAX_DIGEST_DEPTH} levels` },
+    ]);
+    let fits: unknown = 1;
+    for (let i = 0; i < MAX_DIGEST_DEPTH - 1; i++) fits = [fits];
+    expect(digestOf({ a: fits })).toMatch(/^[0-9a-f]{64}$/);
   });
 });

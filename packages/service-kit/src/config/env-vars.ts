@@ -13,6 +13,12 @@ export const PROBLEM_KEYWORD = 'x-problem';
  */
 export const FILE_OF_KEYWORD = 'x-file-of';
 
+/**
+ * The schema keyword of a bearer token (EnvVar.token): loadEnv refuses a known placeholder or a
+ * guessable value (tokenStrengthProblem), naming the variable, never quoting the value.
+ */
+export const TOKEN_KEYWORD = 'x-token';
+
 /** Kafka topic, group and id names: what Kafka accepts in a topic name. */
 const KAFKA_NAME = '^[A-Za-z0-9._-]{1,249}$';
 const HOST_PORT = '^[^:\\s]+:\\d{1,5}$';
@@ -81,12 +87,15 @@ export const EnvVar = {
   },
 
   /**
-   * A bearer token: at least MIN_TOKEN_LENGTH characters, never quoted back. `problem` words the
-   * length as a service has always reported it (its tests match it).
+   * A bearer token: at least MIN_TOKEN_LENGTH characters, not a placeholder, not guessable, never
+   * quoted back. `problem` words the length as a service has always reported it (its tests match it).
    */
   token(options: { description: string; problem?: string }): TString {
     const { description, problem = `must be at least ${MIN_TOKEN_LENGTH} characters, got {length}` } = options;
-    return EnvVar.secret({ minLength: MIN_TOKEN_LENGTH, problem, description });
+    return Type.String({
+      ...EnvVar.secret({ minLength: MIN_TOKEN_LENGTH, problem, description }),
+      [TOKEN_KEYWORD]: true,
+    });
   },
 
   /**

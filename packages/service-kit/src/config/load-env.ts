@@ -3,7 +3,8 @@ import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import Ajv from 'ajv';
 import envSchema from 'env-schema';
 import { ConfigError } from '../errors';
-import { FILE_OF_KEYWORD, PROBLEM_KEYWORD } from './env-vars';
+import { tokenStrengthProblem } from './checks';
+import { FILE_OF_KEYWORD, PROBLEM_KEYWORD, TOKEN_KEYWORD } from './env-vars';
 
 interface AjvError {
   instancePath: string;
@@ -47,6 +48,13 @@ export function loadEnv<S extends TObject>(schema: S, env: NodeJS.ProcessEnv, re
     const good = Object.fromEntries(Object.entries(data).filter(([name]) => !bad.has(name)));
     values = validate(schema, good, { lenient: true });
   }
+  // A token of the right length may still be public or guessable; a bad one was dropped above.
+  for (const [name, variable] of Object.entries(schema.properties)) {
+    const value = (values as Record<string, unknown>)[name];
+    if ((variable as TSchema)[TOKEN_KEYWORD] !== true || typeof value !== 'string') continue;
+    const problem = tokenStrengthProblem(value);
+    if (problem !== undefined) problems.push({ at: names.indexOf(name), message: `${name} ${problem}` });
+  }
   problems.sort((a, b) => a.at - b.at);
   const messages = problems.map((p) => p.message);
   refine?.(values, messages);
@@ -80,6 +88,7 @@ function validate<S extends TObject>(schema: S, data: Record<string, unknown>, {
       keywords: [
         { keyword: PROBLEM_KEYWORD, schemaType: 'string' },
         { keyword: FILE_OF_KEYWORD, schemaType: 'string' },
+        { keyword: TOKEN_KEYWORD, schemaType: 'boolean' },
       ],
     })),
   });

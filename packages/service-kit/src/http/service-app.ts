@@ -13,7 +13,12 @@ import { clientErrorHandler, HTTP_SERVER_LIMITS, serverOptions, type HttpServerL
 export const ErrorBodySchema = Type.Object({
   error: Type.String({ description: 'A code from the error table in the README' }),
   message: Type.String(),
-  issues: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+  issues: Type.Optional(
+    Type.Array(Type.Object({ path: Type.String(), message: Type.String() }), {
+      description: 'The offending fields, the first 20 of them',
+    }),
+  ),
+  issuesOmitted: Type.Optional(Type.Integer({ description: 'How many more issues there were than listed' })),
 });
 
 /** `GET /readyz`: 200 with the report when it says ready, 503 with it otherwise. */

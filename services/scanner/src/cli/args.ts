@@ -14,6 +14,7 @@ import {
   type ScheduleBody,
 } from './request-bodies';
 import { UsageError } from './errors';
+import { redactUrl } from './escape';
 
 export { UsageError };
 
@@ -130,7 +131,9 @@ function readUrl(values: FlagValues, env: NodeJS.ProcessEnv): string {
   const fromEnv = env.STATE_RELAY_URL?.trim() || undefined;
   const url = flag ?? fromEnv ?? DEFAULT_URL;
   if (!/^https?:\/\/[^\s/]+/.test(url)) {
-    throw new UsageError(`${flag !== undefined ? '--url' : 'STATE_RELAY_URL'} must be an http(s) URL, got "${url}"`);
+    throw new UsageError(
+      `${flag !== undefined ? '--url' : 'STATE_RELAY_URL'} must be an http(s) URL, got "${redactUrl(url)}"`,
+    );
   }
   return withoutTrailingSlashes(url);
 }

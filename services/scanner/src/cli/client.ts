@@ -3,6 +3,7 @@ import type { ScanView } from '../scans/scan-view';
 import type { ScheduleView } from '../schedules/schedule-service';
 import { ApiError, CLI_CODES } from './errors';
 import type { ScanBody, ScheduleBody } from './request-bodies';
+import { redactUrl } from './escape';
 
 export interface ScanList {
   scans: ScanView[];
@@ -102,7 +103,12 @@ export class ScannerClient {
     } catch (err) {
       const c = (err as { cause?: { code?: string; message?: string } }).cause;
       const cause = c?.code ?? c?.message ?? (err as Error).message;
-      throw new ApiError(null, CLI_CODES.UNREACHABLE, `cannot reach the scanner at ${this.baseUrl} (${cause})`);
+      // Never the credentials of a URL (https://user:secret@host): fetch refuses those anyway.
+      throw new ApiError(
+        null,
+        CLI_CODES.UNREACHABLE,
+        `cannot reach the scanner at ${redactUrl(this.baseUrl)} (${redactUrl(String(cause))})`,
+      );
     }
     const text = await res.text();
     if (res.ok && text === '') return undefined as T; // 204 of DELETE
@@ -117,8 +123,15 @@ export class ScannerClient {
       );
     }
     if (!res.ok) {
-      const e = json as { error?: string; message?: string; issues?: Array<{ path: string; message: string }> };
-      throw new ApiError(res.status, e.error ?? 'error', e.message ?? `HTTP ${res.status}`, e.issues ?? []);
+      const e = json as {
+        error?: string;
+        message?: string;
+        issues?: Array<{ path: string; message: string }>;
+        issuesOmitted?: number;
+      };
+      const error = new ApiError(res.status, e.error ?? 'error', e.message ?? `HTTP ${res.status}`, e.issues ?? []);
+      error.issuesOmitted = typeof e.issuesOmitted === 'number' ? e.issuesOmitted : 0;
+      throw error;
     }
     return json as T;
   }

@@ -41,6 +41,11 @@ export const FLAGS = {
     value: 'BUDGET',
     help: 'event p99 the sweep may reach: 1.2x (of the p99 before it), 300ms, or off (default: the scanner’s)',
   },
+  'max-duration': {
+    type: 'string',
+    value: 'DURATION',
+    help: 'end the scan failed if it runs longer: ISO-8601, PT6H (default: the scanner’s, 24 h)',
+  },
   'as-of': { type: 'string', value: 'WHEN', help: 'ISO-8601 instant (with a zone) or epoch ms; default now' },
   'no-follow': { type: 'boolean', help: 'create the scan, print it, and exit' },
   limit: { type: 'string', value: 'N', help: 'scans per page, 1 to 100 (default 20)' },
@@ -57,7 +62,15 @@ export type FlagName = keyof typeof FLAGS;
 export const GLOBAL_FLAGS: readonly FlagName[] = ['url', 'token-file', 'token', 'json', 'help', 'version'];
 
 const RULE_FLAGS: FlagName[] = ['preset', 'file', 'condition', 'action'];
-const OPTION_FLAGS: FlagName[] = ['rate', 'batch-size', 'max-commands', 'dry-run', 'expect-version', 'latency-budget'];
+const OPTION_FLAGS: FlagName[] = [
+  'rate',
+  'batch-size',
+  'max-commands',
+  'dry-run',
+  'expect-version',
+  'latency-budget',
+  'max-duration',
+];
 
 export interface VerbSpec {
   /** Positional arguments, in order, each required. */

@@ -26,6 +26,8 @@ export class UsageError extends CodedError<typeof CLI_CODES.USAGE_INVALID> {
 export class ApiError extends CodedError<string> {
   override readonly name = 'ApiError';
   declare readonly issues: FieldIssue[];
+  /** Issues the API counted but did not list (it lists at most 20). */
+  issuesOmitted = 0;
   constructor(
     readonly status: number | null,
     code: string,

@@ -3,9 +3,12 @@ import type { ScanView } from '../scans/scan-view';
 import type { ScheduleView } from '../schedules/schedule-service';
 import type { ScanList } from './client';
 import { paceDetail, summary } from './progress';
+import { escapeValue } from './escape';
 
 /** Columns padded to their widest cell, two blanks apart; the last column is not padded. */
-export function table(headers: string[], rows: string[][]): string {
+export function table(headers: string[], cells: string[][]): string {
+  // Cells come from the server: a newline or an escape sequence in one must not forge or hide a row.
+  const rows = cells.map((r) => r.map(escapeValue));
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) =>
     cells
@@ -81,8 +84,8 @@ export function scheduleText(schedule: ScheduleView): string {
       (r.missed > 0 ? `, ${r.missed} missed due times folded in` : ''),
   );
   return [
-    `schedule ${schedule.id} "${schedule.name}" ${schedule.paused ? 'paused' : 'active'}`,
-    `  runs      ${when(schedule)}`,
+    `schedule ${escapeValue(schedule.id)} "${escapeValue(schedule.name)}" ${schedule.paused ? 'paused' : 'active'}`,
+    `  runs      ${escapeValue(when(schedule))}`,
     `  created   ${schedule.createdAt}`,
     `  next run  ${schedule.nextRunAt ?? (schedule.paused ? '- (paused)' : '-')}`,
     `  last run  ${schedule.lastRunAt ?? '-'}`,

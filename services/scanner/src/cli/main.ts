@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // `state-relay` (the scanner package's bin; `pnpm scan` from a checkout): the process around runCli.
+import { escapeText } from './escape';
 import { runCli } from './run';
 import { EXIT } from './exit-codes';
 
@@ -20,6 +21,6 @@ runCli(process.argv.slice(2), {
     return () => process.off('SIGINT', listener);
   },
 }).then(exit, (err: unknown) => {
-  process.stderr.write(`state-relay: unexpected error: ${(err as Error).message}\n`);
+  process.stderr.write(`state-relay: unexpected error: ${escapeText((err as Error).message)}\n`);
   exit(EXIT.api);
 });

@@ -1,5 +1,6 @@
 import { COMMAND_OUTCOMES } from '@state-relay/contracts';
 import type { ScanView } from '../scans/scan-view';
+import { escapeValue } from './escape';
 
 /** A scan in one of these states changes no more. */
 export const FINISHED: ReadonlySet<string> = new Set(['completed', 'cancelled', 'failed']);
@@ -28,7 +29,8 @@ export class ProgressReporter {
   ) {}
 
   update(scan: ScanView): void {
-    const line = progressLine(scan);
+    // Its own \r and erase sequence only: what came from the server is made visible.
+    const line = escapeValue(progressLine(scan));
     if (this.out.isTTY) {
       const width = Math.max(20, (this.out.columns ?? 120) - 1);
       this.out.write(`\r\x1b[2K${line.slice(0, width)}`);
@@ -79,7 +81,7 @@ const formatRate = (rate: number) => (rate >= 100 ? String(Math.round(rate)) : S
 /** The outcome counts, one per line, after the final status. */
 export function summary(scan: ScanView): string {
   const lines = [
-    `scan ${scan.id} ${scan.status}${scan.error ? `: ${scan.error}` : ''}`,
+    `scan ${scan.id} ${scan.status}${scan.error ? `: ${escapeValue(scan.error)}` : ''}`,
     `  scanned ${scan.counts.scanned}, matched ${scan.counts.matched}, emitted ${scan.counts.emitted}, without result ${scan.counts.pending}`,
   ];
   for (const outcome of COMMAND_OUTCOMES) lines.push(`  ${outcome.padEnd(17)} ${scan.counts.results[outcome]}`);

@@ -84,6 +84,9 @@ function ruleBody(values: FlagValues, readFile: (p: string) => string): ScanBody
     if ('problem' in parsed) throw new UsageError(`--latency-budget ${parsed.problem}`);
     options.latencyBudget = parsed.budget;
   }
+  // The API judges the duration (PT1S to P366D) and names the field.
+  const maxDuration = str(values, 'max-duration');
+  if (maxDuration !== undefined) options.maxDuration = maxDuration;
   if (Object.keys(options).length > 0) body.options = options;
   return body;
 }

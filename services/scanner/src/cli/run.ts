@@ -8,6 +8,7 @@ import { EXIT, NOT_FOUND_CODES, type ExitCode } from './exit-codes';
 import { Output, type CliStream } from './output';
 import { runScanCommand } from './scan-commands';
 import { runScheduleCommand } from './schedule-commands';
+import { escapeText, escapeValue } from './escape';
 
 export interface CliIO {
   env: NodeJS.ProcessEnv;
@@ -24,7 +25,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<ExitCode> {
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     io.stderr.write(
-      `state-relay: ${err.message}\nstate-relay --help lists the commands; <noun> <verb> --help their flags.\n`,
+      `state-relay: ${escapeText(err.message)}\nstate-relay --help lists the commands; <noun> <verb> --help their flags.\n`,
     );
     return EXIT.usage;
   }
@@ -59,8 +60,9 @@ export async function runCli(argv: string[], io: CliIO): Promise<ExitCode> {
 
 /** `404 scan_not_found: no scan with id "x"`, then each offending field on a line of its own. */
 export function apiErrorText(err: ApiError): string {
-  const detail = err.issues.map((i) => `\n  ${i.path}: ${i.message}`).join('');
-  return `${err.status === null ? '' : `${err.status} ${err.code}: `}${err.message}${detail}`;
+  const detail = err.issues.map((i) => `\n  ${escapeValue(i.path)}: ${escapeValue(i.message)}`).join('');
+  const omitted = err.issuesOmitted > 0 ? `\n  and ${err.issuesOmitted} more` : '';
+  return `${err.status === null ? '' : `${err.status} ${err.code}: `}${escapeValue(err.message)}${detail}${omitted}`;
 }
 
 /** The scanner package's version (its package.json, two levels up from src/cli and dist/cli). */

@@ -7,6 +7,7 @@ import { followScan } from './follow';
 import { scanListText, scanText } from './format';
 import type { Output } from './output';
 import { ProgressReporter, summary } from './progress';
+import { escapeText, redactUrl } from './escape';
 
 export interface CommandContext {
   client: ScannerClient;
@@ -33,7 +34,7 @@ export async function runScanCommand(request: ScanRequest, ctx: CommandContext):
     }
     case 'scans create': {
       const scan = await client.createScan(request.body);
-      out.note(`scan ${scan.id} created (${ctx.url}${scan.url}), asOf ${scan.asOf}`);
+      out.note(`scan ${scan.id} created (${redactUrl(ctx.url)}${scan.url}), asOf ${scan.asOf}`);
       if (request.follow) return follow(scan, ctx);
       out.result(scan, undefined);
       return EXIT.ok;
@@ -71,7 +72,7 @@ async function follow(first: ScanView, ctx: CommandContext): Promise<ExitCode> {
   }
   const { scan } = followed;
   if (followed.interrupted) {
-    ctx.out.stderr.write(`${interruptedNote(scan, ctx.url)}\n`);
+    ctx.out.stderr.write(`${escapeText(interruptedNote(scan, ctx.url))}\n`);
     ctx.out.result(scan, undefined);
     return EXIT.interrupted;
   }
@@ -81,7 +82,7 @@ async function follow(first: ScanView, ctx: CommandContext): Promise<ExitCode> {
 
 /** What Ctrl-C leaves: the scan runs on; how to cancel it or follow it again. */
 export function interruptedNote(scan: Pick<ScanView, 'id' | 'status'>, url: string): string {
-  const where = url === DEFAULT_URL ? '' : ` --url ${url}`;
+  const where = url === DEFAULT_URL ? '' : ` --url ${redactUrl(url)}`;
   return [
     `stopped following; scan ${scan.id} goes on (${scan.status}).`,
     `  cancel it:        state-relay scans cancel ${scan.id}${where}`,

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { SqliteFile } from '@state-relay/store';
-import { ScannerError } from '../errors';
+import { InvalidRequestError, ScannerError } from '../errors';
 
 /**
  * The table of this store in scans.sqlite (the file's version 3): one row per Idempotency-Key a
@@ -58,7 +58,7 @@ export class IdempotencyKeys {
   private readonly onceTx: (
     route: IdempotentRoute,
     key: string,
-    digest: string,
+    body: unknown,
     create: () => string,
   ) => { id: string; replayed: boolean };
   private lastPrune = 0;
@@ -80,15 +80,17 @@ export class IdempotencyKeys {
     };
     // One SQLite transaction: the look-up, the create (its rows are on this connection too) and the
     // key commit together or not at all; a create that throws (400, 429) leaves no key behind.
-    this.onceTx = db.transaction((route: IdempotentRoute, key: string, digest: string, create: () => string) => {
+    // A new key digests the body after the create validated it, so a hostile body gets the same
+    // 400 with a key as without one; a replay digests it first (digestOf bounds its depth).
+    this.onceTx = db.transaction((route: IdempotentRoute, key: string, body: unknown, create: () => string) => {
       const now = this.now();
       const row = this.stmt.get.get(route, key);
       if (row && row.created_at >= now - this.ttlMs) {
-        if (row.body_sha256 !== digest) throw new IdempotencyKeyConflictError(route, key, row.created_at);
+        if (row.body_sha256 !== digestOf(body)) throw new IdempotencyKeyConflictError(route, key, row.created_at);
         return { id: row.resource_id, replayed: true };
       }
       const id = create();
-      this.stmt.insert.run(route, key, digest, id, now);
+      this.stmt.insert.run(route, key, digestOf(body), id, now);
       return { id, replayed: false };
     });
   }
@@ -110,23 +112,70 @@ export class IdempotencyKeys {
       this.stmt.prune.run(now - this.ttlMs);
       this.lastPrune = now;
     }
-    return this.onceTx(route, key, digestOf(body), create);
+    return this.onceTx(route, key, body, create);
   }
 }
 
-/** SHA-256 of the body as canonical JSON: object keys sorted at every level, so key order does not matter. */
+/**
+ * How deep a body may nest for its digest. Far above anything the rules accept (32 levels of
+ * conditions, each an object and an array, over a JSON value of 32 levels), far below the stack.
+ */
+export const MAX_DIGEST_DEPTH = 256;
+
+/** Segments of the path a too-deep body is reported at: enough to name the field, never 6,000 of them. */
+const NAMED_SEGMENTS = 3;
+
+/**
+ * SHA-256 of the body as canonical JSON: object keys sorted at every level, so key order does not
+ * matter. Iterative, with a depth cap: a body nested deeper than MAX_DIGEST_DEPTH is an
+ * InvalidRequestError naming the field it is under, never a stack overflow.
+ */
 export function digestOf(body: unknown): string {
   return createHash('sha256').update(canonicalJson(body)).digest('hex');
 }
 
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.keys(value as object)
+type Work = { text: string } | { value: unknown; depth: number; path: string };
+
+function canonicalJson(root: unknown): string {
+  const out: string[] = [];
+  // Last in, first out: each container pushes its closing text, then its members in reverse.
+  const stack: Work[] = [{ value: root, depth: 0, path: '/body' }];
+  while (stack.length > 0) {
+    const work = stack.pop()!;
+    if ('text' in work) {
+      out.push(work.text);
+      continue;
+    }
+    const { value, depth, path } = work;
+    if (value === null || typeof value !== 'object') {
+      out.push(JSON.stringify(value) ?? 'null');
+      continue;
+    }
+    if (depth >= MAX_DIGEST_DEPTH) {
+      throw new InvalidRequestError([{ path, message: `nested deeper than ${MAX_DIGEST_DEPTH} levels` }]);
+    }
+    const at = (segment: string | number) =>
+      depth < NAMED_SEGMENTS ? `${path}/${String(segment).replace(/~/g, '~0').replace(/\//g, '~1')}` : path;
+    if (Array.isArray(value)) {
+      out.push('[');
+      stack.push({ text: ']' });
+      for (let i = value.length - 1; i >= 0; i--) {
+        stack.push({ value: value[i], depth: depth + 1, path: at(i) });
+        if (i > 0) stack.push({ text: ',' });
+      }
+      continue;
+    }
+    const record = value as Record<string, unknown>;
+    const keys = Object.keys(record)
       .sort()
-      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
-    return `{${entries.join(',')}}`;
+      .filter((k) => record[k] !== undefined);
+    out.push('{');
+    stack.push({ text: '}' });
+    for (let i = keys.length - 1; i >= 0; i--) {
+      const k = keys[i]!;
+      stack.push({ value: record[k], depth: depth + 1, path: at(k) });
+      stack.push({ text: `${i > 0 ? ',' : ''}${JSON.stringify(k)}:` });
+    }
   }
-  return JSON.stringify(value) ?? 'null';
+  return out.join('');
 }

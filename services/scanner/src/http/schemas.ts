@@ -81,6 +81,14 @@ export const ScanOptionsSchema = Type.Object(
         },
       ),
     ),
+    maxDuration: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description:
+          'How long the scan may run, from its start (walk and results), before it ends failed: an ISO-8601 ' +
+          'duration from PT1S to P366D (PT6H). Default: SCAN_MAX_DURATION_MS (24 h)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -3,7 +3,7 @@ import type { ReplicaStore } from '@state-relay/store';
 import type { Logger } from 'pino';
 import { AbortedError, ScanFinishedError, ScanNotFoundError, ScannerError, TooManyScansError } from '../errors';
 import { FINISHED_STATUSES, type ScanRecord } from './scan';
-import { planScan, type ScanRequest } from './scan-plan';
+import { maxDurationMs, planScan, type ScanRequest } from './scan-plan';
 import { countReplicaRows } from '../replica/replica-count';
 import type { PaceState } from './command-pacer';
 import { ScanWalk, type WalkDeps } from './scan-walk';
@@ -22,6 +22,8 @@ export interface ScanEngineDeps extends Omit<WalkDeps, 'replica' | 'now'> {
   knownDomainActions: string[];
   /** Pending and running scans at most (MAX_ACTIVE_SCANS); unlimited when absent. */
   maxActiveScans?: number;
+  /** How long a scan without options.maxDuration may run (SCAN_MAX_DURATION_MS); unlimited when absent. */
+  maxDurationMs?: number;
   now?: () => number;
   newId?: () => string;
 }
@@ -136,9 +138,14 @@ export class ScanEngine {
     }
   }
 
-  private async runScan(scan: ScanRecord, cancelSignal: AbortSignal): Promise<void> {
+  private async runScan(scan: ScanRecord, userCancel: AbortSignal): Promise<void> {
     const { store } = this.deps;
     const log = this.deps.logger.child({ scanId: scan.id });
+    // Past its maximum duration (counted from when it first ran, across restarts) a scan stops as a
+    // cancel does (what was sent still gets its results recorded), then ends failed.
+    const limitMs = maxDurationMs(scan.spec.options, this.deps.maxDurationMs ?? Infinity);
+    const overdue = deadlineSignal((scan.startedAt ?? this.now()) + limitMs - this.now());
+    const cancelSignal = AbortSignal.any([userCancel, overdue.signal]);
     const signal = AbortSignal.any([this.stopping.signal, cancelSignal]);
     try {
       if (!scan.walkDone) await this.walk(scan, { any: signal, cancel: cancelSignal }, log);
@@ -152,7 +159,15 @@ export class ScanEngine {
       const done = store.get(scan.id)!;
       log.info({ scanned: done.scanned, matched: done.matched, emitted: done.emitted }, 'scan completed');
     } catch (err) {
-      if (err instanceof AbortedError && cancelSignal.aborted) {
+      if (err instanceof AbortedError && overdue.signal.aborted && !userCancel.aborted) {
+        const s = store.get(scan.id)!;
+        const message =
+          `the scan ran longer than its maximum duration, ${durationText(limitMs)} ` +
+          `(${scan.spec.options.maxDuration === undefined ? 'SCAN_MAX_DURATION_MS' : 'options.maxDuration'}), ` +
+          `and was stopped after scanning ${s.scanned} keys and emitting ${s.emitted} commands`;
+        store.finish(scan.id, 'failed', this.now(), message);
+        log.warn({ limitMs, scanned: s.scanned, emitted: s.emitted }, 'scan failed: over its maximum duration');
+      } else if (err instanceof AbortedError && cancelSignal.aborted) {
         store.finish(scan.id, 'cancelled', this.now());
         log.info('scan cancelled');
       } else if (err instanceof AbortedError) {
@@ -163,6 +178,8 @@ export class ScanEngine {
         log.error({ err }, 'scan failed');
         store.finish(scan.id, 'failed', this.now(), message);
       }
+    } finally {
+      overdue.clear();
     }
   }
 
@@ -220,4 +237,28 @@ export class ScanEngine {
       if (signal.aborted) throw new AbortedError('aborted');
     }
   }
+}
+
+/** The longest delay one timer takes (2^31-1 ms, about 24.8 days); longer ones are waited in steps. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** A signal that aborts `ms` from now (at once when ms <= 0; never when Infinity), and its clean-up. */
+function deadlineSignal(ms: number): { signal: AbortSignal; clear(): void } {
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const arm = (left: number) => {
+    if (left <= 0) return controller.abort();
+    if (!Number.isFinite(left)) return;
+    timer = setTimeout(() => arm(left - Math.min(left, MAX_TIMER_MS)), Math.min(left, MAX_TIMER_MS));
+    timer.unref();
+  };
+  arm(ms);
+  return { signal: controller.signal, clear: () => clearTimeout(timer) };
+}
+
+/** `24 h`, `90 min`, `45 s`: a limit as the failed scan's message says it. */
+function durationText(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000} h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000} min`;
+  return `${ms / 1_000} s`;
 }

@@ -11,7 +11,9 @@ import {
 import { DEFAULT_MAX_MESSAGE_BYTES, RECORD_OVERHEAD_BYTES } from '@state-relay/kafka-runtime';
 import {
   compileConditionToSql,
+  durationProblem,
   evaluateCondition,
+  parseDurationMs,
   validateAction,
   validateCondition,
   type Action,
@@ -56,10 +58,33 @@ export function planScan(request: ScanRequest, now: number, knownDomainActions: 
   return { spec: { condition: request.condition as Condition, action: request.action as Action, options }, asOf };
 }
 
-/** What the options' schema cannot say: a latencyBudget sets exactly one of its properties. */
+/** What the options' schema cannot say: a latencyBudget sets exactly one of its properties; a maxDuration is a duration in range. */
 export function optionIssues(options: ScanOptions | undefined, at: string): FieldIssue[] {
+  const issues: FieldIssue[] = [];
   const message = latencyBudgetIssue(options?.latencyBudget);
-  return message === undefined ? [] : [{ path: `${at}/options/latencyBudget`, message }];
+  if (message !== undefined) issues.push({ path: `${at}/options/latencyBudget`, message });
+  const duration = maxDurationIssue(options?.maxDuration);
+  if (duration !== undefined) issues.push({ path: `${at}/options/maxDuration`, message: duration });
+  return issues;
+}
+
+/** The range of options.maxDuration, in ms: a second to 366 days. */
+export const MAX_DURATION_RANGE = { min: 1_000, max: 366 * 86_400_000 } as const;
+
+function maxDurationIssue(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const problem = durationProblem(value);
+  if (problem !== undefined) return problem;
+  const ms = parseDurationMs(value);
+  if (ms < MAX_DURATION_RANGE.min || ms > MAX_DURATION_RANGE.max) {
+    return `must be from PT1S to P366D, got ${JSON.stringify(value)}`;
+  }
+  return undefined;
+}
+
+/** How long a scan may run: its options.maxDuration, else the service's default (SCAN_MAX_DURATION_MS). */
+export function maxDurationMs(options: ScanOptions, defaultMs: number): number {
+  return options.maxDuration === undefined ? defaultMs : parseDurationMs(options.maxDuration);
 }
 
 function resolveAsOf(asOf: string | number | undefined, now: number, issues: FieldIssue[]): number {

@@ -23,6 +23,11 @@ export interface ScanOptions {
   expectVersion?: boolean;
   /** The event p99 the sweep may reach (the pacer holds to it); absent: SCAN_LATENCY_BUDGET. */
   latencyBudget?: LatencyBudget;
+  /**
+   * How long the scan may run (ISO-8601 duration, from when it started running, results included)
+   * before it ends `failed`; absent: SCAN_MAX_DURATION_MS.
+   */
+  maxDuration?: string;
 }
 
 /** What a scan does, fixed at creation. */

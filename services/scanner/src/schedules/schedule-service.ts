@@ -91,6 +91,7 @@ export class StoreScheduleService implements ScheduleService {
   create(request: ScheduleRequest): ScheduleView {
     const { condition, action, options } = request.template;
     const issues: FieldIssue[] = [
+      ...nameIssues(request.name),
       ...validateCondition(condition, '/body/template/condition'),
       ...validateAction(action, '/body/template/action', this.deps.knownDomainActions),
       ...optionIssues(options, '/body/template'),
@@ -128,6 +129,8 @@ export class StoreScheduleService implements ScheduleService {
 
   update(id: string, patch: SchedulePatch): ScheduleView {
     this.record(id);
+    const issues = patch.name === undefined ? [] : nameIssues(patch.name);
+    if (issues.length > 0) throw new InvalidRequestError(issues);
     if (patch.name !== undefined) this.deps.store.rename(id, patch.name);
     if (patch.paused !== undefined) this.deps.store.setPaused(id, patch.paused, this.now());
     return this.get(id);
@@ -212,3 +215,22 @@ export function scheduleOf(s: ScheduleRecord): Schedule {
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * Control characters (C0, DEL, C1) and the bidirectional overrides: a name holding
+ * `\u001b[1A\u001b[2K` hid its row from another operator's `schedules list` (issue 34 item 7).
+ */
+export const NAME_FORBIDDEN = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
+
+/** A schedule's name is shown on terminals: it must not hold a character that controls one. */
+function nameIssues(name: string): FieldIssue[] {
+  const found = NAME_FORBIDDEN.exec(name);
+  if (found === null) return [];
+  const code = `U+${found[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+  return [
+    {
+      path: '/body/name',
+      message: `must not contain control or bidirectional-override characters (found ${code} at index ${found.index})`,
+    },
+  ];
+}
